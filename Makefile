@@ -1,0 +1,45 @@
+# Tether — build, test, demo and benchmarks.
+# `make test` and `make demo` work on a fresh Debian 12 machine: `setup` installs what is missing.
+
+SWIFT       ?= swift
+CONFIG      ?= debug
+SWIFT_FLAGS ?=
+BIN_DIR      = $(shell $(SWIFT) build -c $(CONFIG) $(SWIFT_FLAGS) --show-bin-path 2>/dev/null)
+
+# System packages the build and the tests need (Debian names).
+APT_PACKAGES = libcurl4-openssl-dev libssh2-1-dev pkg-config openssh-server openssh-client curl jq
+
+.PHONY: all setup build release test demo bench clean
+
+all: build
+
+setup:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "setup: installing$$missing" >&2; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq >&2 && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >&2; \
+	fi
+
+build: setup
+	$(SWIFT) build -c $(CONFIG) $(SWIFT_FLAGS)
+
+release:
+	$(MAKE) build CONFIG=release
+
+test: build
+	$(SWIFT) test $(SWIFT_FLAGS)
+
+demo: build
+	@"$(BIN_DIR)/tether" demo
+
+bench: setup
+	$(SWIFT) build -c release $(SWIFT_FLAGS)
+	bash bench/run.sh
+
+clean:
+	rm -rf .build

@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+// Tether — a command-line gateway for remote AI coding agents.
+// Layers (see ../shared/design.md): tether (CLI) → TetherCore (domain) → adapters → TetherNet / TetherSSH.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "Tether",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "tether", targets: ["tether"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
+        .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1"),
+    ],
+    targets: [
+        // C shims over the system libraries: typed wrappers for variadic and macro APIs.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2", providers: [.apt(["libssh2-1-dev"])]),
+
+        // Domain: sessions, turns, parts, approvals, events, the Backend protocol, the JSONL codec.
+        .target(name: "TetherCore", swiftSettings: strict),
+        // Transport: libcurl HTTP + streaming, SSE decoding, line framing, reconnect policy.
+        .target(name: "TetherNet", dependencies: [
+            "CCurl", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
+        // Config: TOML profiles and tunnels, secret references, XDG paths, state directory.
+        .target(name: "TetherConfig", dependencies: ["TOMLKit"], swiftSettings: strict),
+        // Adapters: wire ⇄ domain, one per backend.
+        .target(name: "TetherOpenCode", dependencies: [
+            "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
+        // Simulators: independent implementations of each backend's wire, for tests, `simulate`, `demo`.
+        .target(name: "TetherSim", dependencies: [
+            .product(name: "FlyingFox", package: "FlyingFox"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
+        // The command-line interface.
+        .executableTarget(name: "tether", dependencies: [
+            "TetherCore", "TetherNet", "TetherConfig", "TetherSim", "TetherOpenCode",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
+
+        .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"], swiftSettings: strict),
+        .testTarget(name: "TetherNetTests", dependencies: ["TetherNet", "TetherSim"], swiftSettings: strict),
+        .testTarget(name: "TetherConfigTests", dependencies: ["TetherConfig"], swiftSettings: strict),
+        .testTarget(name: "TetherSimTests", dependencies: ["TetherSim"], swiftSettings: strict),
+        .testTarget(name: "TetherOpenCodeTests", dependencies: ["TetherOpenCode", "TetherCore"],
+                    resources: [.copy("Transcripts")], swiftSettings: strict),
+        // End-to-end: runs the real `tether` binary as a subprocess.
+        .testTarget(name: "TetherCLITests", dependencies: ["tether", "TetherSim"], swiftSettings: strict),
+    ]
+)
