@@ -1,0 +1,139 @@
+/// The JSON Lines codec for schema v1: one event, one line, keys in the documented order
+/// (`v`, `type`, `ts`, `profile`, `backend`, `session`, `turn`, `part`, `cursor`, `data`, `raw`).
+public struct EventCodec: Sendable {
+    public struct DecodingError: Error, CustomStringConvertible, Sendable {
+        public let reason: String
+        public var description: String { "not a Tether v1 event line: \(reason)" }
+    }
+
+    /// Whether `raw` is written (the CLI's `--raw`).
+    public var includeRaw: Bool
+    private var writer = JSONWriter(reservingCapacity: 512)
+
+    public init(includeRaw: Bool = false) {
+        self.includeRaw = includeRaw
+    }
+
+    /// Encodes one event as a line, newline included.
+    public mutating func encode(_ event: Event) -> [UInt8] {
+        writer.reset()
+        writer.writeRaw("{\"v\":1,\"type\":")
+        writer.writeString(event.type.rawValue)
+        writer.writeRaw(",\"ts\":")
+        writer.writeString(Self.timestamp(milliseconds: event.ts))
+        optional("profile", event.profile)
+        optional("backend", event.backend?.rawValue)
+        optional("session", event.session)
+        optional("turn", event.turn)
+        optional("part", event.part)
+        optional("cursor", event.cursor)
+        writer.writeRaw(",\"data\":")
+        writer.write(.object(event.data))
+        if includeRaw, let raw = event.raw {
+            writer.writeRaw(",\"raw\":")
+            writer.write(raw)
+        }
+        writer.writeRaw("}\n")
+        return writer.bytes
+    }
+
+    private mutating func optional(_ key: String, _ value: String?) {
+        guard let value else { return }
+        writer.writeByte(UInt8(ascii: ","))
+        writer.writeKey(key)
+        writer.writeString(value)
+    }
+
+    public static func decode(_ line: String) throws -> Event {
+        let value: JSONValue
+        do { value = try JSONParser.parse(line) } catch { throw DecodingError(reason: error.description) }
+        guard value["v"]?.int == 1 else { throw DecodingError(reason: "missing or unknown schema version \"v\"") }
+        guard let typeName = value["type"]?.string, let type = EventType(rawValue: typeName) else {
+            throw DecodingError(reason: "unknown event type \(value["type"]?.serialized ?? "(none)")")
+        }
+        guard let tsText = value["ts"]?.string, let ts = parseTimestamp(tsText) else {
+            throw DecodingError(reason: "\"ts\" is not an ISO 8601 UTC timestamp")
+        }
+        var event = Event(type, session: value["session"]?.string, turn: value["turn"]?.string,
+                          part: value["part"]?.string, cursor: value["cursor"]?.string,
+                          data: value["data"]?.object ?? [:], raw: value["raw"], ts: ts)
+        event.profile = value["profile"]?.string
+        event.backend = value["backend"]?.string.flatMap(BackendKind.init(rawValue:))
+        return event
+    }
+
+    // MARK: Timestamps (UTC, milliseconds), without Foundation formatters on the hot path.
+
+    public static func timestamp(milliseconds: Double) -> String {
+        let total = Int64(milliseconds.rounded())
+        let millis = Int(((total % 1000) + 1000) % 1000)
+        let seconds = (total - Int64(millis)) / 1000
+        let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+        let secondOfDay = Int(seconds - Int64(days) * 86_400)
+        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
+            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(millis, 3))Z"
+    }
+
+    public static func parseTimestamp(_ text: String) -> Double? {
+        // YYYY-MM-DDTHH:MM:SS(.fff)Z
+        let utf8 = Array(text.utf8)
+        guard utf8.count >= 20, utf8.last == UInt8(ascii: "Z") else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= utf8.count else { return nil }
+            var value = 0
+            for index in range {
+                let byte = utf8[index]
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var millis = 0
+        if utf8.count > 20 {
+            guard utf8[19] == UInt8(ascii: "."), let fraction = number(20..<(utf8.count - 1)) else { return nil }
+            let digits = utf8.count - 21
+            millis = digits >= 3 ? fraction / Int(pow10(digits - 3)) : fraction * Int(pow10(3 - digits))
+        }
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        return Double(((Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second)) * 1000) + Int64(millis))
+    }
+
+    private static func pow10(_ exponent: Int) -> Int64 {
+        var value: Int64 = 1
+        for _ in 0..<max(0, min(exponent, 18)) { value *= 10 }
+        return value
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    }
+
+    // Howard Hinnant's days-from-civil algorithms.
+    private static func civilDate(daysSinceEpoch days: Int) -> (Int, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = month > 2 ? month - 3 : month + 9
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+}

@@ -1,0 +1,248 @@
+/// A strict RFC 8259 parser over UTF-8 bytes. Wire messages are parsed on the hot path of every
+/// stream, so it works on raw bytes, allocates only the values it returns, and fails with the
+/// byte offset instead of crashing on truncated, malformed or hostile input (depth is bounded).
+public struct JSONParser {
+    public struct Error: Swift.Error, CustomStringConvertible, Sendable, Equatable {
+        public let offset: Int
+        public let reason: String
+        public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+    }
+
+    public static let defaultMaxDepth = 256
+
+    public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(Error) -> JSONValue {
+        var text = text
+        return try text.withUTF8 { bytes in Result { () throws(Error) in try parse(bytes, maxDepth: maxDepth) } }.get()
+    }
+
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(Error) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { buffer in Result { () throws(Error) in try parse(buffer, maxDepth: maxDepth) } }.get()
+    }
+
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(Error) -> JSONValue {
+        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.failure("unexpected data after the value") }
+        return value
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private let maxDepth: Int
+    private var index = 0
+
+    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    private func failure(_ reason: String) -> Error { Error(offset: index, reason: reason) }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue(depth: Int) throws(Error) -> JSONValue {
+        guard index < bytes.count else { throw failure("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+        case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw failure("unexpected character")
+        }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(Error) {
+        let count = literal.utf8CodeUnitCount
+        guard bytes.count - index >= count else { throw failure("unexpected end of input") }
+        let start = literal.utf8Start
+        for offset in 0..<count where bytes[index + offset] != start[offset] {
+            throw failure("invalid literal")
+        }
+        index += count
+    }
+
+    private mutating func parseObject(depth: Int) throws(Error) -> JSONValue {
+        guard depth <= maxDepth else { throw failure("nesting deeper than \(maxDepth)") }
+        index += 1
+        var entries: [(key: String, value: JSONValue)] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(JSONObject(entries))
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count else { throw failure("unexpected end of input in object") }
+            guard bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a string key") }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+            index += 1
+            skipWhitespace()
+            let value = try parseValue(depth: depth)
+            entries.append((key: key, value: value))
+            skipWhitespace()
+            guard index < bytes.count else { throw failure("unexpected end of input in object") }
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"): index += 1; return .object(JSONObject(entries))
+            default: throw failure("expected ',' or '}'")
+            }
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws(Error) -> JSONValue {
+        guard depth <= maxDepth else { throw failure("nesting deeper than \(maxDepth)") }
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth))
+            skipWhitespace()
+            guard index < bytes.count else { throw failure("unexpected end of input in array") }
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"): index += 1; return .array(elements)
+            default: throw failure("expected ',' or ']'")
+            }
+        }
+    }
+
+    private mutating func parseNumber() throws(Error) -> JSONValue {
+        let start = index
+        var isInteger = true
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        if isInteger, let value = Int64(text) { return .int(value) }
+        guard let value = Double(text) else { throw Error(offset: start, reason: "invalid number") }
+        return .double(value)
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    private mutating func parseString() throws(Error) -> String {
+        index += 1  // opening quote
+        let start = index
+        // Fast path: no escapes — decode the run in one go.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                index += 1
+                return value
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw failure("control character in string") }
+            index += 1
+        }
+        guard index < bytes.count else { throw failure("unterminated string") }
+        var scalars: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return String(decoding: scalars, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw failure("unterminated escape") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): scalars.append(0x22)
+                case UInt8(ascii: "\\"): scalars.append(0x5C)
+                case UInt8(ascii: "/"): scalars.append(0x2F)
+                case UInt8(ascii: "b"): scalars.append(0x08)
+                case UInt8(ascii: "f"): scalars.append(0x0C)
+                case UInt8(ascii: "n"): scalars.append(0x0A)
+                case UInt8(ascii: "r"): scalars.append(0x0D)
+                case UInt8(ascii: "t"): scalars.append(0x09)
+                case UInt8(ascii: "u"):
+                    let scalar = try parseUnicodeEscape()
+                    scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
+                default:
+                    index -= 1
+                    throw failure("invalid escape")
+                }
+            default:
+                if byte < 0x20 { throw failure("control character in string") }
+                scalars.append(byte)
+                index += 1
+            }
+        }
+        throw failure("unterminated string")
+    }
+
+    private mutating func parseHex4() throws(Error) -> UInt32 {
+        guard bytes.count - index >= 4 else { throw failure("truncated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case 0x30...0x39: digit = UInt32(byte - 0x30)
+            case 0x41...0x46: digit = UInt32(byte - 0x41 + 10)
+            case 0x61...0x66: digit = UInt32(byte - 0x61 + 10)
+            default: throw failure("invalid \\u escape")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+
+    /// `\uXXXX`, joining surrogate pairs; a lone surrogate becomes U+FFFD rather than an error,
+    /// as browsers' JSON.parse keeps going on such text.
+    private mutating func parseUnicodeEscape() throws(Error) -> Unicode.Scalar {
+        let high = try parseHex4()
+        if (0xD800...0xDBFF).contains(high) {
+            if bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
+                let save = index
+                index += 2
+                let low = try parseHex4()
+                if (0xDC00...0xDFFF).contains(low) {
+                    let combined = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+                    return Unicode.Scalar(combined) ?? "\u{FFFD}"
+                }
+                index = save
+            }
+            return "\u{FFFD}"
+        }
+        return Unicode.Scalar(high) ?? "\u{FFFD}"
+    }
+}

@@ -1,0 +1,61 @@
+import Testing
+@testable import TetherCore
+
+@Suite struct EventCodecTests {
+    @Test func writesTheEnvelopeInTheDocumentedOrder() {
+        var codec = EventCodec()
+        var event = Event.partDelta(session: "ses_1", turn: "msg_1", part: "prt_1", kind: .text, delta: "I'll run ",
+                                    cursor: "job_1:13")
+        event.ts = 1_795_311_231_409
+        event.profile = "home"
+        event.backend = .codexWorker
+        let line = String(decoding: codec.encode(event), as: UTF8.self)
+        #expect(line == #"{"v":1,"type":"part.delta","ts":"2026-11-22T01:33:51.409Z","profile":"home","backend":"codex-worker","session":"ses_1","turn":"msg_1","part":"prt_1","cursor":"job_1:13","data":{"kind":"text","field":"text","delta":"I'll run "}}"# + "\n")
+    }
+
+    @Test func omitsAbsentIdsAndRawUnlessAsked() {
+        var plain = EventCodec()
+        var event = Event.connection(.connected)
+        event.raw = ["x": 1]
+        let line = String(decoding: plain.encode(event), as: UTF8.self)
+        #expect(!line.contains("\"session\""))
+        #expect(!line.contains("\"raw\""))
+        var raw = EventCodec(includeRaw: true)
+        #expect(String(decoding: raw.encode(event), as: UTF8.self).contains(#","raw":{"x":1}}"#))
+    }
+
+    @Test func everyLineIsOneLine() {
+        var codec = EventCodec()
+        let event = Event.partDelta(session: "s", turn: "t", part: "p", kind: .text, delta: "a\nb\r\nc\u{2028}")
+        let bytes = codec.encode(event)
+        #expect(bytes.filter { $0 == 0x0A }.count == 1)
+        #expect(bytes.last == 0x0A)
+    }
+
+    @Test(arguments: EventType.allCases)
+    func roundTripsEveryType(type: EventType) throws {
+        var codec = EventCodec(includeRaw: true)
+        var event = Event(type, session: "s", turn: "t", part: "p", cursor: "c", data: ["k": "v", "n": 2], raw: ["r": true],
+                          ts: 1_700_000_000_123)
+        event.profile = "p1"
+        event.backend = .opencode
+        let line = String(decoding: codec.encode(event).dropLast(), as: UTF8.self)
+        #expect(try EventCodec.decode(line) == event)
+    }
+
+    @Test(arguments: [
+        (0.0, "1970-01-01T00:00:00.000Z"), (951_782_400_000, "2000-02-29T00:00:00.000Z"),
+        (1_795_311_231_409, "2026-11-22T01:33:51.409Z"), (4_102_444_799_999, "2099-12-31T23:59:59.999Z"),
+        (-1, "1969-12-31T23:59:59.999Z"),
+    ])
+    func formatsTimestampsInUTCWithMilliseconds(milliseconds: Double, text: String) {
+        #expect(EventCodec.timestamp(milliseconds: milliseconds) == text)
+        #expect(EventCodec.parseTimestamp(text) == milliseconds)
+    }
+
+    @Test(arguments: ["", "{}", "[1]", #"{"v":2,"type":"error","ts":"2026-11-22T01:33:51.409Z"}"#,
+                      #"{"v":1,"type":"nope","ts":"2026-11-22T01:33:51.409Z"}"#, #"{"v":1,"type":"error","ts":"yesterday"}"#])
+    func rejectsLinesThatAreNotV1Events(line: String) {
+        #expect(throws: EventCodec.DecodingError.self) { try EventCodec.decode(line) }
+    }
+}

@@ -1,0 +1,87 @@
+import Testing
+@testable import TetherCore
+
+@Suite struct JSONParserTests {
+    @Test(arguments: [
+        ("null", JSONValue.null), ("true", .bool(true)), ("false", .bool(false)), ("0", .int(0)), ("-12", .int(-12)),
+        ("1.5", .double(1.5)), ("1e3", .double(1000)), ("-0.25E-2", .double(-0.0025)), ("\"\"", .string("")),
+        ("\"a\\\"b\\\\c\\/d\\n\\t\"", .string("a\"b\\c/d\n\t")), ("\"\\u00e9\\u4e2d\"", .string("é中")),
+        ("\"\\ud83d\\ude00\"", .string("😀")), ("\"\\ud83d\"", .string("\u{FFFD}")), ("[]", .array([])),
+        ("[1,[2,[3]]]", .array([.int(1), .array([.int(2), .array([.int(3)])])])), ("{}", .object([:])),
+        (" { \"a\" : 1 , \"b\" : [ true ] } ", .object(["a": .int(1), "b": .array([.bool(true)])])),
+        ("9223372036854775807", .int(Int64.max)), ("92233720368547758070", .double(92233720368547758070)),
+        ("\"żółw 🐢\"", .string("żółw 🐢")),
+    ])
+    func parsesValidJSON(text: String, expected: JSONValue) throws {
+        #expect(try JSONParser.parse(text) == expected)
+    }
+
+    @Test(arguments: [
+        "", " ", "{", "}", "[", "[1,]", "{\"a\":}", "{\"a\" 1}", "{a:1}", "01", "1.", ".5", "-", "1e", "+1", "tru", "nul",
+        "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\u12G4\"", "\"a\nb\"", "[1 2]", "{\"a\":1,}", "1 2", "NaN", "'a'",
+        "{\"a\":1}}", "[\"\\", "\u{FEFF}{}",
+    ])
+    func rejectsMalformedJSONWithAnOffset(text: String) {
+        #expect(throws: JSONParser.Error.self) { try JSONParser.parse(text) }
+    }
+
+    @Test func reportsWhereItFailed() {
+        do {
+            _ = try JSONParser.parse("{\"a\": [1, 2, x]}")
+            Issue.record("should have failed")
+        } catch {
+            #expect(error.offset == 13)
+        }
+    }
+
+    @Test func boundsNestingDepth() {
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(throws: JSONParser.Error.self) { try JSONParser.parse(deep) }
+        let fine = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect((try? JSONParser.parse(fine)) != nil)
+    }
+
+    @Test func keepsObjectKeyOrder() throws {
+        let value = try JSONParser.parse("{\"z\":1,\"a\":2,\"m\":3}")
+        #expect(value.object?.keys == ["z", "a", "m"])
+    }
+
+    @Test func roundTripsThroughTheWriter() throws {
+        let text = "{\"s\":\"line\\nquote\\\"back\\\\slash\\u0001é\",\"n\":-3,\"d\":0.5,\"a\":[null,true,false],\"o\":{}}"
+        let value = try JSONParser.parse(text)
+        #expect(value.serialized == text)
+        #expect(try JSONParser.parse(value.serialized) == value)
+    }
+
+    /// Random bytes and random truncations of valid documents: always an error or a value, never a crash.
+    @Test func survivesGarbageAndTruncation() {
+        var random = SeededRandom(seed: 42)
+        let valid = Array("{\"a\":[1,2.5,\"x\\u00e9\",{\"b\":null,\"c\":[true,false]}],\"d\":\"\\ud83d\\ude00\"}".utf8)
+        for _ in 0..<5_000 {
+            let length = Int(random.next() % 64)
+            let bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            _ = try? JSONParser.parse(bytes)
+        }
+        for cut in 0..<valid.count {
+            #expect(throws: JSONParser.Error.self) { try JSONParser.parse(Array(valid[..<cut])) }
+        }
+        for _ in 0..<5_000 {
+            var mutated = valid
+            mutated[Int(random.next() % UInt64(valid.count))] = UInt8(truncatingIfNeeded: random.next())
+            _ = try? JSONParser.parse(mutated)
+        }
+    }
+}
+
+/// SplitMix64: a deterministic generator so a failing case can be replayed.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
