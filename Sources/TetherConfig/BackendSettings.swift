@@ -1,0 +1,85 @@
+import Foundation
+
+/// A profile's backend-specific settings, typed per backend.
+public enum BackendSettings: Sendable, Equatable {
+    case codexWorker(CodexWorkerSettings)
+    case openCode(OpenCodeSettings)
+    case codexMonitor(CodexMonitorSettings)
+    case notification(NotificationSettings)
+
+    public var kind: BackendKind {
+        switch self {
+        case .codexWorker: return .codexWorker
+        case .openCode: return .openCode
+        case .codexMonitor: return .codexMonitor
+        case .notification: return .notification
+        }
+    }
+
+    /// Where the backend is, as the profile names it (through a tunnel: as the SSH server sees it).
+    public var endpoint: String {
+        switch self {
+        case .codexWorker(let settings): return settings.url.absoluteString
+        case .openCode(let settings): return settings.url.absoluteString
+        case .codexMonitor(let settings): return settings.address.description
+        case .notification(let settings): return settings.url.absoluteString
+        }
+    }
+}
+
+/// `backend = "codex-worker"`: `url` (http/https), `token` (Bearer; optional, the worker may run without auth).
+public struct CodexWorkerSettings: Sendable, Equatable {
+    public let url: URL
+    public let token: ConfiguredSecret?
+
+    public init(url: URL, token: ConfiguredSecret?) {
+        self.url = url
+        self.token = token
+    }
+}
+
+/// `backend = "opencode"`: `url` (http/https), Basic auth `username` (default `opencode`) and
+/// `password` (optional: no password means the server runs without auth), `directory` (filter).
+public struct OpenCodeSettings: Sendable, Equatable {
+    public static let defaultUsername = "opencode"
+
+    public let url: URL
+    public let username: String
+    public let password: ConfiguredSecret?
+    /// A directory on the server's machine (not expanded locally); nil means all projects.
+    public let directory: String?
+
+    public init(url: URL, username: String = OpenCodeSettings.defaultUsername, password: ConfiguredSecret?, directory: String?) {
+        self.url = url
+        self.username = username
+        self.password = password
+        self.directory = directory
+    }
+}
+
+/// `backend = "codexmonitor"`: `address` (`host:port`), `token` (optional), `workspace` (id; nil means all).
+public struct CodexMonitorSettings: Sendable, Equatable {
+    public let address: HostPort
+    public let token: ConfiguredSecret?
+    public let workspace: String?
+
+    public init(address: HostPort, token: ConfiguredSecret?, workspace: String?) {
+        self.address = address
+        self.token = token
+        self.workspace = workspace
+    }
+}
+
+/// `backend = "notification"`: signaling relay `url` (ws/wss), our `peer_id` (nil: the adapter's
+/// stable default) and the `desktop` peer id (nil: discovered with `get-peers`).
+public struct NotificationSettings: Sendable, Equatable {
+    public let url: URL
+    public let peerID: String?
+    public let desktop: String?
+
+    public init(url: URL, peerID: String?, desktop: String?) {
+        self.url = url
+        self.peerID = peerID
+        self.desktop = desktop
+    }
+}
