@@ -26,7 +26,7 @@ let package = Package(
         .target(name: "TetherCore", swiftSettings: strict),
         // Transport: libcurl HTTP + streaming, SSE decoding, line framing, reconnect policy.
         .target(name: "TetherNet", dependencies: [
-            "CCurl", .product(name: "Logging", package: "swift-log"),
+            "CCurl", "TetherCore", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Config: TOML profiles and tunnels, secret references, XDG paths, state directory.
         .target(name: "TetherConfig", dependencies: ["TOMLKit"], swiftSettings: strict),
@@ -37,6 +37,7 @@ let package = Package(
         // Simulators: independent implementations of each backend's wire, for tests, `simulate`, `demo`.
         .target(name: "TetherSim", dependencies: [
             .product(name: "FlyingFox", package: "FlyingFox"),
+            .product(name: "FlyingSocks", package: "FlyingFox"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // The command-line interface.

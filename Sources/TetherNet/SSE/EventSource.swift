@@ -1,0 +1,168 @@
+import Logging
+
+/// An EventSource: an SSE stream that reconnects on its own, as browsers do, and tells its
+/// consumer everything that happens so the consumer can resync (OpenCode) or resume (Codex
+/// Worker). Bytes come from `HTTPClient.stream`, events from `SSEDecoder`, and the decision to
+/// retry or stop from `ReconnectPolicy`; this type only wires them together.
+///
+/// It is pulled, not pushed: nothing is read from the socket until the consumer asks for the
+/// next element, so a slow consumer slows the server down (TCP) instead of growing a buffer.
+public struct EventSource: AsyncSequence, Sendable {
+    public struct Configuration: Sendable {
+        /// Builds each (re)connection's request; receives the last event id seen, if any.
+        public var makeRequest: @Sendable (_ lastEventID: String?) -> HTTPRequest
+        /// Reconnect after this long without a byte (a multiple of the server's heartbeat).
+        public var liveness: Duration?
+        public var emitComments: Bool
+        /// Whether to reconnect at all (`false`: the first failure or end is final).
+        public var reconnect: Bool
+        public var policy: ReconnectPolicy
+
+        public init(makeRequest: @escaping @Sendable (_ lastEventID: String?) -> HTTPRequest, liveness: Duration? = nil,
+                    emitComments: Bool = false, reconnect: Bool = true, policy: ReconnectPolicy = ReconnectPolicy()) {
+            self.makeRequest = makeRequest
+            self.liveness = liveness
+            self.emitComments = emitComments
+            self.reconnect = reconnect
+            self.policy = policy
+        }
+    }
+
+    public enum Element: Sendable {
+        case connecting(attempt: Int)
+        /// A connection is up. After a reconnect, whatever happened meanwhile was missed.
+        case open(status: Int, headers: [String: String])
+        case event(SSEEvent)
+        case comment(String)
+        /// The connection is gone; another attempt follows after `retryIn`.
+        case disconnected(reason: NetError?, retryIn: Duration, attempt: Int)
+    }
+
+    public let client: HTTPClient
+    public let configuration: Configuration
+
+    public init(client: HTTPClient, configuration: Configuration) {
+        self.client = client
+        self.configuration = configuration
+    }
+
+    public func makeAsyncIterator() -> Iterator { Iterator(client: client, configuration: configuration) }
+
+    /// Ends normally when the server ends the stream and reconnecting is off; throws the
+    /// `NetError` the policy gave up on (401/403, 204, attempts exhausted, a non-retryable error).
+    public struct Iterator: AsyncIteratorProtocol {
+        let client: HTTPClient
+        let configuration: Configuration
+        private var policy: ReconnectPolicy
+        private var decoder: SSEDecoder
+        private var body: HTTPByteStream.Iterator?
+        private var pending: [Element] = []
+        private var pendingIndex = 0
+        private var lastEventID: String?
+        private var attempt = 0
+        private var needsConnect = true
+        private var finished = false
+
+        init(client: HTTPClient, configuration: Configuration) {
+            self.client = client
+            self.configuration = configuration
+            policy = configuration.policy
+            decoder = SSEDecoder(emitComments: configuration.emitComments)
+        }
+
+        public mutating func next() async throws -> Element? {
+            while true {
+                if pendingIndex < pending.count {
+                    defer {
+                        pendingIndex += 1
+                        if pendingIndex == pending.count {
+                            pending.removeAll(keepingCapacity: true)
+                            pendingIndex = 0
+                        }
+                    }
+                    return pending[pendingIndex]
+                }
+                if finished { return nil }
+                try Task.checkCancellation()
+                if needsConnect {
+                    if let wait = pendingSleep {
+                        pendingSleep = nil
+                        try await Task.sleep(for: wait)
+                    }
+                    needsConnect = false
+                    attempt += 1
+                    policy.connecting()
+                    pending.append(.connecting(attempt: attempt))
+                    do {
+                        let stream = try await client.stream(configuration.makeRequest(lastEventID), requireEventStream: true,
+                                                             liveness: configuration.liveness)
+                        policy.connected(at: .now)
+                        decoder = SSEDecoder(emitComments: configuration.emitComments)
+                        decoder.lastEventID = lastEventID ?? ""
+                        body = stream.makeAsyncIterator()
+                        pending.append(.open(status: stream.status, headers: stream.headers))
+                    } catch {
+                        try await connectionLost(error)
+                    }
+                    continue
+                }
+                do {
+                    guard let chunk = try await body?.next() else {
+                        decoder.finish()
+                        try await connectionLost(nil)
+                        continue
+                    }
+                    chunk.withUnsafeBytes { raw in
+                        decoder.feed(raw) { output in
+                            switch output {
+                            case .event(let event): pending.append(.event(event))
+                            case .comment(let text): pending.append(.comment(text))
+                            default: break
+                            }
+                        }
+                    }
+                    if !decoder.lastEventID.isEmpty { lastEventID = decoder.lastEventID }
+                } catch {
+                    try await connectionLost(error)
+                }
+            }
+        }
+
+        /// The connection failed or ended: ask the policy, then wait or give up.
+        private mutating func connectionLost(_ error: (any Error)?) async throws {
+            body = nil
+            var failure: NetError?
+            if let error {
+                guard let net = error as? NetError else { throw error }  // cancellation
+                if net.kind == .cancelled { throw CancellationError() }
+                failure = net
+            }
+            guard configuration.reconnect else {
+                finished = true
+                if let failure { throw failure }
+                return
+            }
+            if let failure, !failure.isRetryable {
+                // 401/403, 404, 204, TLS, wrong content type, bad redirect: retrying will not help.
+                throw failure
+            }
+            let reason: ReconnectPolicy.Failure = switch failure?.kind {
+            case nil: .streamEnded
+            case .stalled: .livenessTimeout
+            case .status(let code): .httpStatus(code)
+            default: .transportError
+            }
+            switch policy.failed(reason, at: .now) {
+            case .reconnect(let delay, let next):
+                let wait = decoder.reconnectionTime.map { Duration.milliseconds($0) } ?? delay
+                pending.append(.disconnected(reason: failure, retryIn: wait, attempt: next))
+                needsConnect = true
+                // The element is delivered first, then we sleep on the next pull.
+                pendingSleep = wait
+            case .stop:
+                throw failure ?? NetError(.status(204), url: "", detail: "the server asked us not to reconnect")
+            }
+        }
+        private var pendingSleep: Duration?
+    }
+}
