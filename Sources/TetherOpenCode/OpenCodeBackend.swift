@@ -1,0 +1,216 @@
+import Foundation
+import Logging
+import TetherCore
+import TetherNet
+
+/// The `opencode` backend: an OpenCode server (`opencode serve`), over REST and the
+/// `/global/event` SSE stream. See adapters.md (OpenCode) for the mapping.
+public struct OpenCodeBackend: Backend {
+    public struct Configuration: Sendable {
+        public var baseURL: String
+        public var username: String
+        public var password: String?
+        /// Only events and sessions of this project directory (all when nil).
+        public var directory: String?
+        public var profile: String
+        /// Reconnect after this long without a byte (the server heartbeats every 10 s).
+        public var liveness: Duration
+        /// While a session is busy and the stream brings nothing but heartbeats for this long,
+        /// poll REST (servers that stop delivering events: OpenCode issue #46733).
+        public var pollInterval: Duration
+
+        public init(baseURL: String, username: String = "opencode", password: String?, directory: String?, profile: String,
+                    liveness: Duration = .seconds(30), pollInterval: Duration = .seconds(10)) {
+            self.baseURL = baseURL
+            self.username = username
+            self.password = password
+            self.directory = directory
+            self.profile = profile
+            self.liveness = liveness
+            self.pollInterval = pollInterval
+        }
+    }
+
+    public let kind = BackendKind.opencode
+    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort]
+
+    let configuration: Configuration
+    let client: OpenCodeClient
+    let logger: Logger
+
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        client = OpenCodeClient(
+            configuration: .init(baseURL: configuration.baseURL, username: configuration.username,
+                                 password: configuration.password, directory: configuration.directory,
+                                 profile: configuration.profile),
+            http: HTTPClient(logger: logger))
+    }
+
+    public func check() async throws -> CheckReport {
+        let health = try await client.get("/global/health", scoped: false)
+        // Health may be open on some servers: a scoped read proves the credentials too.
+        _ = try await client.get("/session/status")
+        var details: JSONObject = ["healthy": health["healthy"] ?? .null]
+        if let directory = configuration.directory { details["directory"] = .string(directory) }
+        return CheckReport(endpoint: configuration.baseURL, reachable: true, authenticated: configuration.password != nil,
+                           version: health["version"]?.string, details: details)
+    }
+
+    // MARK: Sessions
+
+    public func listSessions(_ request: SessionListRequest) async throws -> [Session] {
+        let list = try await client.get("/session")
+        let statuses = (try? await client.get("/session/status"))?.object ?? [:]
+        var sessions = (list.array ?? []).compactMap { info -> Session? in
+            guard var session = OpenCodeEventMapper.session(from: info) else { return nil }
+            session.status = Self.status(statuses[session.id])
+            return session
+        }
+        if !request.includeArchived { sessions.removeAll { $0.archived == true } }
+        return sessions.sorted { ($0.updatedAt ?? 0) > ($1.updatedAt ?? 0) }
+    }
+
+    public func createSession(_ request: SessionCreateRequest) async throws -> Session {
+        var body: JSONObject = [:]
+        if let title = request.title { body["title"] = .string(title) }
+        var path = "/session"
+        if let directory = request.directory {
+            path += "?directory=" + (directory.addingPercentEncoding(withAllowedCharacters: .urlQueryValueAllowed) ?? directory)
+        }
+        let created = try await client.call(.post, path, body: .object(body), scoped: request.directory == nil)
+        guard let session = OpenCodeEventMapper.session(from: created) else {
+            throw TetherError(.badData, "OpenCode created a session but its answer has no id: \(created.serialized.prefix(200))")
+        }
+        return session
+    }
+
+    public func session(id: String) async throws -> Session {
+        let info = try await client.get("/session/\(Self.escape(id))")
+        guard var session = OpenCodeEventMapper.session(from: info) else {
+            throw TetherError(.badData, "OpenCode's session \(id) has no id field")
+        }
+        let statuses = (try? await client.get("/session/status"))?.object ?? [:]
+        session.status = Self.status(statuses[id])
+        return session
+    }
+
+    static func status(_ value: JSONValue?) -> SessionStatus {
+        switch value?["type"]?.string {
+        case nil, "idle": return .idle
+        case "retry": return .retrying
+        default: return .busy
+        }
+    }
+
+    static func escape(_ id: String) -> String {
+        id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? id
+    }
+
+    // MARK: History
+
+    public func history(session: String, limit: Int?) async throws -> [Event] {
+        let messages = try await client.get("/session/\(Self.escape(session))/message").array ?? []
+        let statuses = (try? await client.get("/session/status"))?.object ?? [:]
+        var mapper = OpenCodeEventMapper()
+        mapper.contextWindows = await contextWindows()
+        var events = mapper.replay(session: session, messages: messages, busy: Self.status(statuses[session]) != .idle)
+        if let limit {
+            let turns = events.filter { $0.type == .turnStarted }.compactMap(\.turn).suffix(limit)
+            let keep = Set(turns)
+            events.removeAll { $0.turn == nil || !keep.contains($0.turn!) }
+        }
+        return events
+    }
+
+    /// Context windows by `provider/model` (`GET /config/providers`); empty when unavailable.
+    func contextWindows() async -> [String: Int] {
+        guard let providers = try? await client.get("/config/providers")["providers"]?.array else { return [:] }
+        var windows: [String: Int] = [:]
+        for provider in providers {
+            guard let providerID = provider["id"]?.string, let models = provider["models"]?.object else { continue }
+            for (modelID, model) in models {
+                if let context = model["limit"]?["context"]?.int { windows["\(providerID)/\(modelID)"] = Int(context) }
+            }
+        }
+        return windows
+    }
+
+    // MARK: Turns
+
+    public func send(_ request: SendRequest) async throws -> SendReceipt {
+        var body: JSONObject = ["parts": [["type": "text", "text": .string(request.text)]]]
+        if let model = request.model {
+            let split = model.split(separator: "/", maxSplits: 1)
+            guard split.count == 2 else {
+                throw TetherError(.usage, "OpenCode models are named provider/model, got \"\(model)\"",
+                                  hint: "e.g. --model anthropic/claude-sonnet-4")
+            }
+            body["model"] = ["providerID": .string(String(split[0])), "modelID": .string(String(split[1]))]
+        }
+        _ = try await client.post("/session/\(Self.escape(request.session))/prompt_async", body: .object(body))
+        return SendReceipt(session: request.session, turn: nil,
+                           data: ["note": "the turn's id is the user message's, announced by turn.started"])
+    }
+
+    public func sendAndFollow(_ request: SendRequest) -> AsyncThrowingStream<Event, any Error> {
+        OpenCodeEventStream(backend: self, request: EventsRequest(session: request.session, follow: true, untilTurnCompletes: true),
+                            sendOnReady: request).run()
+    }
+
+    public func events(_ request: EventsRequest) -> AsyncThrowingStream<Event, any Error> {
+        OpenCodeEventStream(backend: self, request: request, sendOnReady: nil).run()
+    }
+
+    public func abort(session: String, turn: String?) async throws {
+        _ = try await client.post("/session/\(Self.escape(session))/abort", body: nil)
+    }
+
+    // MARK: Approvals
+
+    public func pendingApprovals(session: String?) async throws -> [Approval] {
+        let permissions = try await client.get("/permission").array ?? []
+        var approvals = permissions.compactMap { OpenCodeEventMapper.approval(fromPermission: $0, turn: nil) }
+        if let questions = try? await client.get("/question").array {
+            var mapper = OpenCodeEventMapper()
+            for question in questions {
+                let events = mapper.map(OpenCodeWireEvent(type: "question.asked", properties: question, directory: nil, raw: question))
+                for event in events where event.type == .approvalRequested {
+                    if let approval = mapper.pendingApprovals.values.first(where: { $0.id == event.data["id"]?.string }) {
+                        approvals.append(approval)
+                    }
+                }
+            }
+        }
+        if let session { approvals.removeAll { $0.session != session } }
+        return approvals
+    }
+
+    public func approve(id: String, answer: ApprovalAnswer) async throws -> Event {
+        let parts = CompositeID.split(id, count: 2)
+        let session = parts?[0]
+        let request = parts?[1] ?? id
+        if request.hasPrefix("que_") {
+            throw TetherError(.unsupported, "answering OpenCode questions (\(request)) is not supported yet",
+                              hint: "answer it in OpenCode's own UI; Tether shows questions so you know one is waiting")
+        }
+        let reply = try OpenCodeDecision.reply(for: answer.decision)
+        do {
+            _ = try await client.post("/permission/\(Self.escape(request))/reply", body: ["reply": .string(reply)])
+        } catch let error as TetherError where error.code == .notFound && session != nil {
+            // Older servers only have the per-session route.
+            do {
+                _ = try await client.post("/session/\(Self.escape(session!))/permissions/\(Self.escape(request))",
+                                          body: ["response": .string(reply)])
+            } catch let legacy as TetherError where legacy.code == .notFound {
+                throw TetherError(.notFound, "approval \(id) is not pending on OpenCode (answered already, or its turn ended)",
+                                  hint: "`tether approvals` lists what is pending")
+            }
+        }
+        if answer.decision == .cancel, let session {
+            try await abort(session: session, turn: nil)
+        }
+        return .approvalResolved(id: id, session: session, turn: nil, decision: answer.decision.rawValue)
+    }
+}

@@ -1,0 +1,543 @@
+import TetherCore
+
+/// OpenCode wire events → normalized events. A pure state machine: `map` takes one decoded wire
+/// event and returns the domain events it means; `reconcile` takes REST snapshots after a
+/// reconnect and returns only what the stream missed. No I/O here (see `OpenCodeBackend`).
+///
+/// Turns: a user message starts one (its id is the turn id); the turn ends when the session goes
+/// idle, not when an assistant message completes (a tool turn has several). Parts: snapshots
+/// replace, deltas append; `part.completed` carries the final content and is emitted once.
+struct OpenCodeEventMapper {
+    struct PartState {
+        var id: String
+        var session: String
+        var message: String
+        var kind: PartKind
+        var text = ""
+        var snapshot: JSONObject = [:]
+        var started = false
+
+        /// Text assembled from deltas, for a part whose final snapshot never comes. Capped, so
+        /// one endless part cannot grow memory without bound; the final snapshot is authoritative.
+        static let textLimit = 8 << 20
+        mutating func appendText(_ piece: String) {
+            guard text.utf8.count + piece.utf8.count <= Self.textLimit else { return }
+            text += piece
+        }
+    }
+
+    struct MessageState {
+        var role: PartRole
+        var session: String
+        var turn: String?
+        var usage: Usage?
+    }
+
+    struct TurnState {
+        var id: String
+        var session: String
+        var outcome: TurnOutcome = .completed
+        var error: String?
+        var usage: Usage?
+    }
+
+    /// Context windows by `provider/model`, from `GET /config/providers`.
+    var contextWindows: [String: Int] = [:]
+
+    private(set) var parts: [String: PartState] = [:]
+    private var messages: [String: MessageState] = [:]
+    private(set) var openTurns: [String: TurnState] = [:]
+    private var completedParts = RecentSet(capacity: 4096)
+    private var completedTurns = RecentSet(capacity: 1024)
+    private(set) var pendingApprovals: [String: Approval] = [:]
+    private(set) var statuses: [String: SessionStatus] = [:]
+
+    init() {}
+
+    // MARK: - Stream events
+
+    mutating func map(_ wire: OpenCodeWireEvent) -> [Event] {
+        let p = wire.properties
+        var events: [Event]
+        switch wire.type {
+        case "session.created", "session.updated", "session.deleted":
+            guard let info = p["info"], let session = Self.session(from: info) else { return [] }
+            let type: EventType = wire.type == "session.created" ? .sessionCreated
+                : wire.type == "session.updated" ? .sessionUpdated : .sessionDeleted
+            events = [.session(type, session)]
+        case "session.status":
+            guard let session = p["sessionID"]?.string, let status = p["status"] else { return [] }
+            events = mapStatus(session: session, status: status)
+        case "session.idle":
+            guard let session = p["sessionID"]?.string else { return [] }
+            events = goIdle(session: session)
+        case "session.error":
+            events = mapSessionError(p)
+        case "message.updated":
+            guard let info = p["info"] else { return [] }
+            events = mapMessage(info)
+        case "message.removed":
+            events = []
+        case "message.part.updated":
+            guard let part = p["part"] else { return [] }
+            events = mapPart(part, delta: p["delta"]?.string)
+        case "message.part.delta":
+            events = mapDelta(p)
+        case "message.part.removed":
+            guard let partID = p["partID"]?.string else { return [] }
+            let state = parts.removeValue(forKey: partID)
+            events = [.partRemoved(session: p["sessionID"]?.string ?? state?.session,
+                                   turn: state.flatMap { messages[$0.message]?.turn }, part: partID)]
+        case "permission.asked", "permission.updated":
+            events = mapPermissionAsked(p, legacy: wire.type == "permission.updated")
+        case "permission.replied":
+            events = mapPermissionReplied(p)
+        case "question.asked":
+            events = mapQuestion(p)
+        case "question.replied", "question.rejected":
+            guard let request = p["requestID"]?.string, let approval = pendingApprovals.removeValue(forKey: request) else { return [] }
+            events = [.approvalResolved(id: approval.id, session: approval.session, turn: approval.turn,
+                                        decision: wire.type == "question.replied" ? "answered" : "rejected")]
+        case "todo.updated":
+            guard let session = p["sessionID"]?.string else { return [] }
+            let steps: [JSONValue] = (p["todos"]?.array ?? []).map { todo in
+                .object(.compact([
+                    "step": JSONValue(todo["content"]?.string),
+                    "status": .string(Self.planStatus(todo["status"]?.string)),
+                    "priority": JSONValue(todo["priority"]?.string),
+                ]))
+            }
+            events = [.planUpdated(session: session, turn: openTurns[session]?.id, steps: steps)]
+        default:
+            // server.connected / heartbeat are handled by the client; the rest (sync, lsp.*,
+            // session.next.*, file.*, pty.*, …) is not part of the normalized domain.
+            return []
+        }
+        for index in events.indices { events[index].raw = wire.raw }
+        return events
+    }
+
+    // MARK: - Resync after a reconnect
+
+    /// Feeds the REST view of one session (`GET /session/{id}/message`, oldest first) after a
+    /// (re)connect. REST messages are snapshots, so they go through the same mapping as stream
+    /// snapshots, and dedup keeps what was already emitted from being emitted again. Only the
+    /// last turn is looked at, and only if it is running or we had it open.
+    mutating func reconcile(session: String, messages list: [JSONValue], busy: Bool) -> [Event] {
+        guard busy || openTurns[session] != nil else { return [] }
+        var events: [Event] = []
+        if let lastUser = list.lastIndex(where: { $0["info"]?["role"]?.string == "user" }) {
+            for message in list[lastUser...] {
+                if let info = message["info"] { events += mapMessage(info) }
+                for part in message["parts"]?.array ?? [] { events += mapPart(part, delta: nil) }
+            }
+        }
+        events += busy ? setStatus(session, statuses[session] == .waitingApproval ? .waitingApproval : .busy)
+                       : goIdle(session: session)
+        return events
+    }
+
+    /// Feeds the pending permissions (`GET /permission`) after a (re)connect: new ones are
+    /// announced; ones we had that are gone were answered while we were away.
+    mutating func reconcile(permissions list: [JSONValue], sessions: Set<String>?) -> [Event] {
+        var events: [Event] = []
+        var seen: Set<String> = []
+        for permission in list {
+            guard let session = permission["sessionID"]?.string, sessions?.contains(session) ?? true else { continue }
+            if let id = permission["id"]?.string { seen.insert(id) }
+            events += mapPermissionAsked(permission, legacy: false)
+        }
+        for (request, approval) in pendingApprovals where approval.kind == .permission && !seen.contains(request) {
+            if let session = approval.session, sessions?.contains(session) ?? true { pendingApprovals[request] = nil }
+        }
+        return events
+    }
+
+    /// A session's stored messages (oldest first) as the events of its past turns (`history`).
+    mutating func replay(session: String, messages list: [JSONValue], busy: Bool) -> [Event] {
+        var events: [Event] = []
+        for message in list {
+            if let info = message["info"] { events += mapMessage(info) }
+            for part in message["parts"]?.array ?? [] { events += mapPart(part, delta: nil) }
+        }
+        if !busy { events += goIdle(session: session) }
+        return events.filter { $0.type != .sessionStatus }
+    }
+
+    /// Sessions with a turn in progress (they need a REST look after a reconnect).
+    var sessionsWithOpenTurns: Set<String> { Set(openTurns.keys) }
+
+    func hasOpenParts(session: String) -> Bool { parts.values.contains { $0.session == session } }
+
+    // MARK: Sessions and turns
+
+    static func session(from info: JSONValue) -> Session? {
+        guard let id = info["id"]?.string else { return nil }
+        return Session(id: id, title: info["title"]?.string, directory: info["directory"]?.string,
+                       createdAt: info["time"]?["created"]?.double, updatedAt: info["time"]?["updated"]?.double,
+                       archived: info["time"]?["archived"].map { !$0.isNull })
+    }
+
+    private mutating func mapStatus(session: String, status: JSONValue) -> [Event] {
+        switch status["type"]?.string {
+        case "idle":
+            return goIdle(session: session)
+        case "busy":
+            return setStatus(session, .busy)
+        case "retry":
+            let message = status["message"]?.string
+            statuses[session] = .retrying
+            return [.sessionStatus(session, .retrying, attempt: status["attempt"]?.int.map(Int.init), message: message)]
+        default:
+            return setStatus(session, .busy)  // image_processing and future "working" states
+        }
+    }
+
+    private mutating func setStatus(_ session: String, _ status: SessionStatus) -> [Event] {
+        guard statuses[session] != status else { return [] }
+        statuses[session] = status
+        return [.sessionStatus(session, status)]
+    }
+
+    /// The session went idle: the open turn (if any) is over. Parts still open are completed
+    /// with what we have (the client reconciles from REST first when it can).
+    private mutating func goIdle(session: String) -> [Event] {
+        var events = setStatus(session, .idle)
+        guard let turn = openTurns.removeValue(forKey: session) else { return events }
+        for part in parts.values.filter({ $0.session == session }).sorted(by: { $0.id < $1.id }) {
+            events += completePart(part.id, content: nil)
+        }
+        for (id, approval) in pendingApprovals where approval.session == session {
+            pendingApprovals[id] = nil
+        }
+        if !completedTurns.contains(turn.id) {
+            completedTurns.insert(turn.id)
+            events.append(.turnCompleted(session: session, turn: turn.id, outcome: turn.outcome, error: turn.error,
+                                         usage: turn.usage))
+        }
+        for (id, message) in messages where message.session == session { messages[id] = nil }
+        return events
+    }
+
+    private mutating func mapSessionError(_ p: JSONValue) -> [Event] {
+        guard let session = p["sessionID"]?.string else {
+            let message = p["error"]?["data"]?["message"]?.string ?? "unknown error"
+            return [.error(TetherError(.failed, "OpenCode reported an error: \(message)"))]
+        }
+        let name = p["error"]?["name"]?.string
+        let message = p["error"]?["data"]?["message"]?.string ?? name ?? "unknown error"
+        if name == "MessageAbortedError" {
+            openTurns[session]?.outcome = .cancelled
+            return []
+        }
+        if var turn = openTurns[session] {
+            turn.outcome = .failed
+            turn.error = "\(name ?? "Error"): \(message)"
+            openTurns[session] = turn
+        }
+        return [.error(TetherError(.failed, "\(name ?? "Error"): \(message)"), session: session, turn: openTurns[session]?.id)]
+    }
+
+    private mutating func mapMessage(_ info: JSONValue) -> [Event] {
+        guard let id = info["id"]?.string, let session = info["sessionID"]?.string else { return [] }
+        let role: PartRole = info["role"]?.string == "user" ? .user : .assistant
+        var events: [Event] = []
+        if role == .user {
+            if messages[id] == nil, !completedTurns.contains(id) {
+                if let previous = openTurns[session], previous.id != id {
+                    // A new prompt while the last turn never saw idle: close it first.
+                    events += goIdle(session: session)
+                }
+                if openTurns[session] == nil {
+                    openTurns[session] = TurnState(id: id, session: session)
+                    events.append(.turnStarted(session: session, turn: id, data: .compact([
+                        "agent": JSONValue(info["agent"]?.string),
+                        "model": JSONValue(Self.modelName(info["model"]?["providerID"]?.string, info["model"]?["modelID"]?.string)),
+                    ])))
+                }
+            }
+            messages[id] = MessageState(role: .user, session: session, turn: id)
+            return events
+        }
+        let turn = info["parentID"]?.string ?? openTurns[session]?.id
+        var state = messages[id] ?? MessageState(role: .assistant, session: session, turn: turn)
+        state.turn = turn
+        if let error = info["error"], !error.isNull, let turnID = turn, openTurns[session]?.id == turnID {
+            let name = error["name"]?.string
+            if name == "MessageAbortedError" {
+                openTurns[session]?.outcome = .cancelled
+            } else {
+                openTurns[session]?.outcome = .failed
+                openTurns[session]?.error = "\(name ?? "Error"): \(error["data"]?["message"]?.string ?? "")"
+            }
+        }
+        if let tokens = info["tokens"], tokens["input"] != nil {
+            let model = Self.modelName(info["providerID"]?.string, info["modelID"]?.string)
+            let usage = Usage(inputTokens: tokens["input"]?.int.map(Int.init), outputTokens: tokens["output"]?.int.map(Int.init),
+                              reasoningTokens: tokens["reasoning"]?.int.map(Int.init),
+                              cacheReadTokens: tokens["cache"]?["read"]?.int.map(Int.init),
+                              cacheWriteTokens: tokens["cache"]?["write"]?.int.map(Int.init),
+                              cost: info["cost"]?.double, contextWindow: model.flatMap { contextWindows[$0] })
+            let isEmpty = (usage.inputTokens ?? 0) == 0 && (usage.outputTokens ?? 0) == 0 && (usage.cost ?? 0) == 0
+            if !isEmpty, usage != state.usage {
+                state.usage = usage
+                if let turnID = turn, openTurns[session]?.id == turnID { openTurns[session]?.usage = usage }
+                events.append(.usageUpdated(session: session, turn: turn, usage: usage))
+            }
+        }
+        messages[id] = state
+        return events
+    }
+
+    static func modelName(_ provider: String?, _ model: String?) -> String? {
+        guard let model else { return nil }
+        return provider.map { "\($0)/\(model)" } ?? model
+    }
+
+    // MARK: Parts
+
+    static func kind(of part: JSONValue) -> PartKind? {
+        switch part["type"]?.string {
+        case "text": return .text
+        case "reasoning": return .reasoning
+        case "tool": return part["tool"]?.string == "bash" ? .command : .tool
+        case "step-start", "step-finish": return .step
+        case "patch": return .patch
+        case "file": return .file
+        case "subtask": return .tool
+        default: return nil  // agent, snapshot, retry, compaction: not shown
+        }
+    }
+
+    /// The normalized content of a part snapshot (the `data` of part.started / part.completed).
+    static func content(of part: JSONValue, kind: PartKind, role: PartRole?) -> JSONObject {
+        switch kind {
+        case .text, .reasoning:
+            var object = JSONObject.compact(["text": JSONValue(part["text"]?.string ?? "")])
+            if kind == .text { object["role"] = .string((role ?? .assistant).rawValue) }
+            if part["synthetic"]?.bool == true { object["synthetic"] = true }
+            return object
+        case .command, .tool:
+            if part["type"]?.string == "subtask" {
+                return .compact(["tool": "subtask", "status": "completed", "agent": JSONValue(part["agent"]?.string),
+                                 "title": JSONValue(part["description"]?.string), "prompt": JSONValue(part["prompt"]?.string)])
+            }
+            let state = part["state"] ?? .null
+            let input = state["input"] ?? .object([:])
+            var object = JSONObject.compact([
+                "tool": JSONValue(part["tool"]?.string), "call_id": JSONValue(part["callID"]?.string),
+                "status": .string(toolStatus(state["status"]?.string).rawValue),
+                "title": JSONValue(state["title"]?.string),
+            ])
+            if kind == .command, let command = input["command"]?.string { object["command"] = .string(command) }
+            object["input"] = input
+            if let output = state["output"]?.string { object["output"] = .string(output) }
+            if let error = state["error"]?.string { object["error"] = .string(error) }
+            if let exit = state["metadata"]?["exit"]?.int { object["exit_code"] = .int(exit) }
+            return object
+        case .step:
+            if part["type"]?.string == "step-finish" {
+                return .compact(["phase": "finish", "reason": JSONValue(part["reason"]?.string),
+                                 "cost": JSONValue(part["cost"]?.double)])
+            }
+            return ["phase": "start"]
+        case .patch:
+            return .compact(["hash": JSONValue(part["hash"]?.string), "files": part["files"] ?? .array([])])
+        case .file:
+            return .compact(["mime": JSONValue(part["mime"]?.string), "filename": JSONValue(part["filename"]?.string),
+                             "url": JSONValue(part["url"]?.string)])
+        default:
+            return [:]
+        }
+    }
+
+    static func toolStatus(_ status: String?) -> PartStatus {
+        switch status {
+        case "completed": return .completed
+        case "error": return .failed
+        case "running": return .running
+        default: return .pending
+        }
+    }
+
+    /// Whether a snapshot is the part's final form.
+    static func isFinal(_ part: JSONValue, kind: PartKind) -> Bool {
+        switch kind {
+        case .text, .reasoning:
+            return part["time"]?["end"].map { !$0.isNull } ?? false
+        case .tool, .command:
+            if part["type"]?.string == "subtask" { return true }
+            let status = part["state"]?["status"]?.string
+            return status == "completed" || status == "error"
+        default:
+            return true
+        }
+    }
+
+    private mutating func mapPart(_ part: JSONValue, delta: String?) -> [Event] {
+        guard let id = part["id"]?.string, let kind = Self.kind(of: part),
+              let session = part["sessionID"]?.string, let messageID = part["messageID"]?.string else { return [] }
+        if completedParts.contains(id) { return [] }
+        let role = messages[messageID]?.role ?? (messageID == openTurns[session]?.id ? .user : .assistant)
+        let turn = messages[messageID]?.turn ?? openTurns[session]?.id
+        var state = parts[id] ?? PartState(id: id, session: session, message: messageID, kind: kind)
+        var events: [Event] = []
+        let content = Self.content(of: part, kind: kind, role: role)
+        if !state.started {
+            state.started = true
+            var startContent = content
+            if kind == .text || kind == .reasoning { startContent["text"] = "" }
+            events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: startContent))
+        }
+        if kind == .text || kind == .reasoning {
+            let text = part["text"]?.string ?? ""
+            if let delta, !delta.isEmpty {
+                // Legacy: the snapshot carries the accumulated text and `delta` the new piece.
+                events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: delta))
+                state.appendText(delta)
+            } else if text.count > state.text.count, text.hasPrefix(state.text) {
+                // A snapshot that moved on without deltas (or after we lost some): send the rest.
+                let rest = String(text.dropFirst(state.text.count))
+                events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: rest))
+                state.appendText(rest)
+            }
+        }
+        state.snapshot = content
+        parts[id] = state
+        // A user's own text is whole when it appears; assistant parts are final when they say so.
+        if Self.isFinal(part, kind: kind) || role == .user {
+            events += completePart(id, content: content)
+        }
+        return events
+    }
+
+    private mutating func mapDelta(_ p: JSONValue) -> [Event] {
+        guard let partID = p["partID"]?.string, let delta = p["delta"]?.string,
+              let session = p["sessionID"]?.string else { return [] }
+        if completedParts.contains(partID) { return [] }
+        let field = p["field"]?.string ?? "text"
+        var events: [Event] = []
+        if parts[partID] == nil {
+            // A delta for a part we never saw start (we joined mid-stream): start it as text.
+            let messageID = p["messageID"]?.string ?? ""
+            parts[partID] = PartState(id: partID, session: session, message: messageID, kind: .text, started: true)
+            events.append(.part(.partStarted, session: session, turn: messages[messageID]?.turn ?? openTurns[session]?.id,
+                                part: partID, kind: .text, content: ["text": "", "role": "assistant"]))
+        }
+        guard var state = parts[partID] else { return events }
+        if field == "text" { state.appendText(delta) }
+        parts[partID] = state
+        events.append(.partDelta(session: session, turn: messages[state.message]?.turn ?? openTurns[session]?.id,
+                                 part: partID, kind: state.kind, field: field, delta: delta))
+        return events
+    }
+
+    /// Emits `part.completed` once. `content` nil: finish with the last snapshot and the text
+    /// assembled from deltas.
+    private mutating func completePart(_ id: String, content: JSONObject?) -> [Event] {
+        guard let state = parts.removeValue(forKey: id), !completedParts.contains(id) else { return [] }
+        completedParts.insert(id)
+        var final = content ?? state.snapshot
+        if state.kind == .text || state.kind == .reasoning {
+            if content == nil || (final["text"]?.string ?? "").isEmpty && !state.text.isEmpty {
+                final["text"] = .string(state.text)
+            }
+            if state.kind == .text, final["role"] == nil { final["role"] = "assistant" }
+        }
+        return [.part(.partCompleted, session: state.session, turn: messages[state.message]?.turn ?? openTurns[state.session]?.id,
+                      part: id, kind: state.kind, content: final)]
+    }
+
+    // MARK: Approvals
+
+    private mutating func mapPermissionAsked(_ p: JSONValue, legacy: Bool) -> [Event] {
+        guard let approval = Self.approval(fromPermission: p, turn: p["sessionID"]?.string.flatMap { openTurns[$0]?.id }) else { return [] }
+        let request = CompositeID.split(approval.id, count: 2)?.last ?? approval.id
+        guard pendingApprovals[request] == nil else { return [] }
+        pendingApprovals[request] = approval
+        var events = [Event.approvalRequested(approval)]
+        if let session = approval.session { events += setStatus(session, .waitingApproval) }
+        return events
+    }
+
+    /// A `PermissionRequest` (current) or legacy `permission.updated` as an approval.
+    static func approval(fromPermission p: JSONValue, turn: String?) -> Approval? {
+        guard let request = p["id"]?.string, let session = p["sessionID"]?.string else { return nil }
+        let permission = p["permission"]?.string ?? p["type"]?.string ?? "permission"
+        var patterns = p["patterns"]?.array?.compactMap(\.string) ?? []
+        if patterns.isEmpty {
+            if let single = p["pattern"]?.string { patterns = [single] } else { patterns = p["pattern"]?.array?.compactMap(\.string) ?? [] }
+        }
+        let command = p["metadata"]?["command"]?.string ?? (permission == "bash" ? patterns.first : nil)
+        let risk: Approval.Risk = command.map(CommandRisk.classify)
+            ?? (["edit", "write", "patch"].contains(permission) ? .medium : .low)
+        var extra: JSONObject = ["permission": .string(permission)]
+        if let always = p["always"]?.array, !always.isEmpty { extra["always"] = .array(always) }
+        if let tool = p["tool"], !tool.isNull { extra["tool"] = tool }
+        return Approval(id: CompositeID.join([session, request]), session: session, turn: turn, kind: .permission,
+                        title: p["title"]?.string ?? "\(permission): \(patterns.joined(separator: " "))",
+                        command: command, patterns: patterns, options: OpenCodeDecision.supported, risk: risk, extra: extra)
+    }
+
+    private mutating func mapPermissionReplied(_ p: JSONValue) -> [Event] {
+        guard let request = p["requestID"]?.string ?? p["permissionID"]?.string else { return [] }
+        let reply = p["reply"]?.string ?? p["response"]?.string ?? ""
+        let session = p["sessionID"]?.string
+        let approval = pendingApprovals.removeValue(forKey: request)
+        guard approval != nil || session != nil else { return [] }
+        var events: [Event] = [.approvalResolved(id: approval?.id ?? CompositeID.join([session!, request]),
+                                                 session: session ?? approval?.session,
+                                                 turn: approval?.turn ?? session.flatMap { openTurns[$0]?.id },
+                                                 decision: OpenCodeDecision.decision(forReply: reply))]
+        if let session, !pendingApprovals.values.contains(where: { $0.session == session }), statuses[session] == .waitingApproval {
+            events += setStatus(session, .busy)
+        }
+        return events
+    }
+
+    private mutating func mapQuestion(_ p: JSONValue) -> [Event] {
+        guard let request = p["id"]?.string, let session = p["sessionID"]?.string, pendingApprovals[request] == nil else { return [] }
+        let questions = p["questions"]?.array ?? []
+        let title = questions.compactMap { $0["question"]?.string }.joined(separator: " / ")
+        let approval = Approval(id: CompositeID.join([session, request]), session: session, turn: openTurns[session]?.id,
+                                kind: .question, title: title.isEmpty ? "question" : title, options: [], risk: .low,
+                                extra: ["questions": .array(questions)])
+        pendingApprovals[request] = approval
+        return [.approvalRequested(approval)]
+    }
+
+    static func planStatus(_ status: String?) -> String {
+        switch status {
+        case "completed": return "completed"
+        case "in_progress": return "in_progress"
+        case "cancelled": return "cancelled"
+        default: return "pending"
+        }
+    }
+}
+
+/// A set that remembers only its most recent members, so dedup state stays bounded on an
+/// endless stream.
+struct RecentSet {
+    private var members: Set<String> = []
+    private var order: [String] = []
+    private var head = 0
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func contains(_ member: String) -> Bool { members.contains(member) }
+
+    mutating func insert(_ member: String) {
+        guard members.insert(member).inserted else { return }
+        order.append(member)
+        if members.count > capacity {
+            members.remove(order[head])
+            head += 1
+            if head > capacity {
+                order.removeFirst(head)
+                head = 0
+            }
+        }
+    }
+}

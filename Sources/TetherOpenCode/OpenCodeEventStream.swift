@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import TetherCore
+import TetherNet
+
+/// The live side of the OpenCode backend: one SSE subscription (`/global/event`, or `/event`
+/// on servers without it), the mapper, and the REST resync that makes up for OpenCode having
+/// no replay. Everything runs in one task, so the mapper's state needs no lock.
+struct OpenCodeEventStream: Sendable {
+    let backend: OpenCodeBackend
+    let request: EventsRequest
+    /// For `send --follow`: the prompt to post once the subscription is live, so nothing of the
+    /// turn can be missed.
+    let sendOnReady: SendRequest?
+
+    private var client: OpenCodeClient { backend.client }
+    private var logger: Logger { backend.logger }
+
+    func run() -> AsyncThrowingStream<Event, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Event.self)
+        let task = Task {
+            do {
+                try await pump(continuation)
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Per-run state, owned by the pump's task.
+    private struct State {
+        var mapper = OpenCodeEventMapper()
+        var sent = false
+        var targetTurn: String?
+        var lastActivity = ContinuousClock.now
+        var done = false
+        var connectedOnce = false
+    }
+
+    private func pump(_ output: AsyncThrowingStream<Event, any Error>.Continuation) async throws {
+        var state = State()
+        state.mapper.contextWindows = await backend.contextWindows()
+
+        guard request.follow else {
+            // A snapshot of what is current, then stop.
+            for event in try await resync(&state) where keep(event, &state) { output.yield(event) }
+            return
+        }
+
+        var useGlobal = true
+        while !Task.isCancelled {
+            let endpoint = useGlobal ? "/global/event" : "/event"
+            let scoped = !useGlobal
+            let source = EventSource(client: client.http, configuration: .init(
+                makeRequest: { [client] _ in
+                    HTTPRequest(.get, client.url(endpoint, scoped: scoped),
+                                headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
+                                authorization: client.authorization, connectTimeout: .seconds(10))
+                },
+                liveness: backend.configuration.liveness))
+            do {
+                for try await element in source {
+                    try await handle(element, &state, output)
+                    if state.done { return }
+                }
+                return
+            } catch let error as NetError where error.status == 404 && useGlobal && !state.connectedOnce {
+                logger.info("no /global/event on this server; falling back to /event?directory=")
+                useGlobal = false
+            } catch let error as NetError {
+                throw client.mapTransport(error)
+            }
+        }
+    }
+
+    private func handle(_ element: EventSource.Element, _ state: inout State,
+                        _ output: AsyncThrowingStream<Event, any Error>.Continuation) async throws {
+        switch element {
+        case .connecting(let attempt):
+            output.yield(.connection(attempt == 1 ? .connecting : .reconnecting, attempt: attempt, endpoint: client.configuration.baseURL))
+        case .open:
+            state.connectedOnce = true
+            output.yield(.connection(.connected, endpoint: client.configuration.baseURL))
+        case .disconnected(let reason, let retryIn, let attempt):
+            output.yield(.connection(.reconnecting, attempt: attempt,
+                                     reason: (reason?.detail ?? "the server closed the stream") + "; retrying in \(retryIn)"))
+        case .comment:
+            break
+        case .event(let sse):
+            let wire: OpenCodeWireEvent
+            do {
+                wire = try OpenCodeWireEvent.decode(sse.data)
+            } catch {
+                logger.warning("skipping an OpenCode event that cannot be read", metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
+                return
+            }
+            switch wire.type {
+            case "server.connected":
+                // Nothing is replayed: read what we missed over REST, then go on live.
+                for event in try await resync(&state) { try emit(event, &state, output) }
+                if let prompt = sendOnReady, !state.sent {
+                    state.sent = true
+                    _ = try await backend.send(prompt)
+                }
+                return
+            case "server.heartbeat":
+                try await pollIfSilent(&state, output)
+                return
+            default:
+                break
+            }
+            if let directory = backend.configuration.directory, let eventDirectory = wire.directory,
+               eventDirectory != "global", eventDirectory != directory {
+                return
+            }
+            state.lastActivity = .now
+            if wire.type == "session.idle" || (wire.type == "session.status" && wire.properties["status"]?["type"]?.string == "idle"),
+               let session = wire.properties["sessionID"]?.string, state.mapper.hasOpenParts(session: session) {
+                // Complete the turn's parts from the authoritative REST copy before closing it.
+                for event in try await reconcileSession(session, busy: true, &state) { try emit(event, &state, output) }
+            }
+            for var event in state.mapper.map(wire) {
+                if event.raw == nil { event.raw = wire.raw }
+                try emit(event, &state, output)
+            }
+        }
+    }
+
+    /// Connected, heartbeating, yet silent while a session is busy: some servers stop
+    /// delivering events (OpenCode issue #46733). Poll REST rather than trust the silence.
+    private func pollIfSilent(_ state: inout State, _ output: AsyncThrowingStream<Event, any Error>.Continuation) async throws {
+        let busy = !state.mapper.sessionsWithOpenTurns.isEmpty || state.mapper.statuses.values.contains { $0 != .idle }
+        guard busy, ContinuousClock.now - state.lastActivity >= backend.configuration.pollInterval else { return }
+        logger.info("connected but silent while a session is busy: polling OpenCode over REST")
+        state.lastActivity = .now
+        for event in try await resync(&state) { try emit(event, &state, output) }
+    }
+
+    private func emit(_ event: Event, _ state: inout State, _ output: AsyncThrowingStream<Event, any Error>.Continuation) throws {
+        guard keep(event, &state) else { return }
+        output.yield(event)
+        if request.untilTurnCompletes, event.type == .turnCompleted, event.turn == state.targetTurn {
+            state.done = true
+        }
+    }
+
+    /// Applies `--session` / `--turn`, and for `send --follow` picks the turn the prompt started.
+    private func keep(_ event: Event, _ state: inout State) -> Bool {
+        if event.type == .connectionState { return true }
+        if let session = request.session, event.session != session { return false }
+        if request.untilTurnCompletes {
+            if state.targetTurn == nil, event.type == .turnStarted, state.sent { state.targetTurn = event.turn }
+            guard let target = state.targetTurn else { return false }
+            return event.turn == target || (event.turn == nil && event.type == .sessionStatus)
+        }
+        if let turn = request.turn, event.turn != turn { return false }
+        return true
+    }
+
+    /// What the stream could have missed: statuses, the running turns' messages, permissions.
+    private func resync(_ state: inout State) async throws -> [Event] {
+        let statuses = try await client.get("/session/status").object ?? [:]
+        var sessions = Set(statuses.keys).union(state.mapper.sessionsWithOpenTurns)
+        if let only = request.session { sessions = sessions.intersection([only]) }
+        var events: [Event] = []
+        for session in sessions.sorted() {
+            let busy = OpenCodeBackend.status(statuses[session]) != .idle
+            events += try await reconcileSession(session, busy: busy, &state)
+        }
+        let permissions = try await client.get("/permission").array ?? []
+        events += state.mapper.reconcile(permissions: permissions, sessions: request.session.map { [$0] })
+        return events
+    }
+
+    private func reconcileSession(_ session: String, busy: Bool, _ state: inout State) async throws -> [Event] {
+        let messages: [JSONValue]
+        do {
+            messages = try await client.get("/session/\(OpenCodeBackend.escape(session))/message").array ?? []
+        } catch let error as TetherError where error.code == .notFound {
+            return []
+        }
+        return state.mapper.reconcile(session: session, messages: messages, busy: busy)
+    }
+}

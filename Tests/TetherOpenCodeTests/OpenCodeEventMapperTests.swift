@@ -1,0 +1,171 @@
+import Testing
+import TetherCore
+@testable import TetherOpenCode
+
+@Suite struct OpenCodeEventMapperTests {
+    let session = "ses_fe1d0c3a2b11Qm8xT2aLk9pQ1z"
+
+    @Test func mapsACurrentEraPermissionTurn() throws {
+        var mapper = OpenCodeEventMapper()
+        mapper.contextWindows = ["anthropic/claude-sonnet-4": 200_000]
+        let events = try Transcript.map(Transcript.frames("current-permission-turn"), into: &mapper)
+
+        let started = events.of(.turnStarted)
+        #expect(started.count == 1)
+        #expect(started.first?.turn == "msg_a001")
+        #expect(started.first?.data["model"] == "anthropic/claude-sonnet-4")
+
+        // Every part completes exactly once, with its final content.
+        let completed = events.of(.partCompleted)
+        #expect(completed.map(\.part) == ["prt_a001", "prt_a002", "prt_a003", "prt_a004", "prt_a005", "prt_a006"])
+        #expect(Set(completed.compactMap(\.part)).count == completed.count)
+        #expect(events.completedTexts == ["Clean the build dir and say done", "I'll remove the build directory.", "Done."])
+        #expect(completed[0].data["role"] == "user")
+        #expect(completed[2].data["role"] == "assistant")
+        let command = completed[3]
+        #expect(command.data["kind"] == "command")
+        #expect(command.data["command"] == "rm -rf build")
+        #expect(command.data["status"] == "completed")
+        #expect(command.data["exit_code"] == 0)
+        #expect(completed.allSatisfy { $0.turn == "msg_a001" && $0.session == session })
+
+        // Deltas assemble to the final text.
+        #expect(events.assembledDeltas["prt_a003"] == "I'll remove the build directory.")
+        #expect(events.assembledDeltas["prt_a006"] == "Done.")
+
+        let approval = try #require(events.of(.approvalRequested).first)
+        #expect(approval.data["id"]?.string == CompositeID.join([session, "per_b001"]))
+        #expect(approval.data["kind"] == "permission")
+        #expect(approval.data["risk"] == "high")
+        #expect(approval.data["patterns"] == ["rm -rf build"])
+        #expect(approval.data["options"] == ["accept", "accept_for_session", "decline", "cancel"])
+        #expect(approval.turn == "msg_a001")
+        let resolved = try #require(events.of(.approvalResolved).first)
+        #expect(resolved.data["id"] == approval.data["id"])
+        #expect(resolved.data["decision"] == "accept")
+
+        // The first assistant message finishing with tool-calls does not end the turn; idle does, once.
+        let done = events.of(.turnCompleted)
+        #expect(done.count == 1)
+        #expect(done.first?.data["status"] == "completed")
+        #expect(done.first?.data["usage"]?["input_tokens"] == 900)
+        #expect(done.first?.data["usage"]?["context_window"] == 200_000)
+        #expect(events.lastIndex { $0.type == .turnCompleted }! > events.lastIndex { $0.type == .partCompleted }!)
+
+        // Usage replaces (one per change, the duplicate message.updated adds nothing).
+        #expect(events.of(.usageUpdated).map { $0.data["input_tokens"] } == [812, 900])
+        #expect(events.of(.sessionStatus).filter { $0.session == session }.compactMap { $0.data["status"]?.string } == ["busy", "waiting_approval", "busy", "idle"])
+    }
+
+    @Test func legacyEraGivesTheSameNormalizedTurn() throws {
+        var current = OpenCodeEventMapper()
+        var legacy = OpenCodeEventMapper()
+        let a = try Transcript.map(Transcript.frames("current-permission-turn"), into: &current)
+        let b = try Transcript.map(Transcript.frames("legacy-permission-turn"), into: &legacy)
+        func projection(_ events: [Event]) -> [String] {
+            events.filter { [.turnStarted, .partCompleted, .approvalRequested, .approvalResolved, .turnCompleted].contains($0.type) }
+                .map { "\($0.type.rawValue) \($0.turn ?? "") \($0.part ?? "") \($0.data["text"]?.string ?? "") \($0.data["status"]?.string ?? "") \($0.data["id"]?.string ?? "") \($0.data["decision"]?.string ?? "")" }
+        }
+        #expect(projection(a) == projection(b))
+        #expect(b.assembledDeltas == a.assembledDeltas)
+    }
+
+    @Test func abortEndsTheTurnCancelledNotFailed() throws {
+        var mapper = OpenCodeEventMapper()
+        let events = try Transcript.map(Transcript.frames("current-abort"), into: &mapper)
+        let done = try #require(events.of(.turnCompleted).first)
+        #expect(done.data["status"] == "cancelled")
+        #expect(events.of(.error).isEmpty)
+        let tool = events.of(.partCompleted).first { $0.part == "prt_a004" }
+        #expect(tool?.data["status"] == "failed")
+        #expect(events.of(.approvalResolved).first?.data["decision"] == "decline")
+    }
+
+    @Test func aFailedAssistantMessageFailsTheTurn() throws {
+        var mapper = OpenCodeEventMapper()
+        let frames: [JSONValue] = [
+            ["type": "message.updated", "properties": ["sessionID": "s", "info": ["id": "m1", "sessionID": "s", "role": "user"]]],
+            ["type": "session.status", "properties": ["sessionID": "s", "status": ["type": "busy"]]],
+            ["type": "session.error", "properties": ["sessionID": "s", "error": ["name": "APIError", "data": ["message": "rate limited"]]]],
+            ["type": "session.idle", "properties": ["sessionID": "s"]],
+        ]
+        let events = try Transcript.map(frames, into: &mapper)
+        #expect(events.of(.turnCompleted).first?.data["status"] == "failed")
+        #expect(events.of(.turnCompleted).first?.data["error"] == "APIError: rate limited")
+        #expect(events.of(.error).count == 1)
+    }
+
+    /// The stream drops mid-text; after the reconnect REST says the turn is over. Every part
+    /// completes once, with the exact text, and the turn completes once.
+    @Test func resyncAfterADroppedStreamLosesAndRepeatsNothing() throws {
+        let frames = try Transcript.frames("current-permission-turn")
+        var mapper = OpenCodeEventMapper()
+        var events = try Transcript.map(Array(frames[0..<9]), into: &mapper)   // up to the first delta
+        let messages: [JSONValue] = [
+            ["info": ["id": "msg_a001", "sessionID": .string(session), "role": "user"],
+             "parts": [["id": "prt_a001", "sessionID": .string(session), "messageID": "msg_a001", "type": "text", "text": "Clean the build dir and say done"]]],
+            ["info": ["id": "msg_a002", "sessionID": .string(session), "role": "assistant", "parentID": "msg_a001", "finish": "tool-calls",
+                      "time": ["created": 1, "completed": 2]],
+             "parts": [
+                ["id": "prt_a002", "sessionID": .string(session), "messageID": "msg_a002", "type": "step-start"],
+                ["id": "prt_a003", "sessionID": .string(session), "messageID": "msg_a002", "type": "text",
+                 "text": "I'll remove the build directory.", "time": ["start": 1, "end": 2]],
+                ["id": "prt_a004", "sessionID": .string(session), "messageID": "msg_a002", "type": "tool", "tool": "bash", "callID": "call_1",
+                 "state": ["status": "completed", "input": ["command": "rm -rf build"], "output": "", "metadata": ["exit": 0]]],
+             ]],
+            ["info": ["id": "msg_a003", "sessionID": .string(session), "role": "assistant", "parentID": "msg_a001", "finish": "stop"],
+             "parts": [["id": "prt_a006", "sessionID": .string(session), "messageID": "msg_a003", "type": "text", "text": "Done.",
+                        "time": ["start": 3, "end": 4]]]],
+        ]
+        events += mapper.reconcile(session: session, messages: messages, busy: false)
+        // A second resync (another reconnect) adds nothing.
+        let again = mapper.reconcile(session: session, messages: messages, busy: false)
+        #expect(again.filter { $0.type != .sessionStatus }.isEmpty)
+
+        let completed = events.of(.partCompleted)
+        #expect(Set(completed.compactMap(\.part)).count == completed.count)
+        #expect(events.completedTexts == ["Clean the build dir and say done", "I'll remove the build directory.", "Done."])
+        #expect(events.of(.turnCompleted).count == 1)
+        #expect(events.of(.turnStarted).count == 1)
+    }
+
+    @Test func joiningMidTurnFromRESTStartsTheTurnOnce() {
+        var mapper = OpenCodeEventMapper()
+        let messages: [JSONValue] = [
+            ["info": ["id": "old", "sessionID": "s", "role": "user"], "parts": []],
+            ["info": ["id": "m9", "sessionID": "s", "role": "user"],
+             "parts": [["id": "p1", "sessionID": "s", "messageID": "m9", "type": "text", "text": "go"]]],
+            ["info": ["id": "a9", "sessionID": "s", "role": "assistant", "parentID": "m9"],
+             "parts": [["id": "p2", "sessionID": "s", "messageID": "a9", "type": "text", "text": "work", "time": ["start": 1]]]],
+        ]
+        let first = mapper.reconcile(session: "s", messages: messages, busy: true)
+        #expect(first.of(.turnStarted).map(\.turn) == ["m9"])
+        #expect(first.assembledDeltas["p2"] == "work")
+        let second = mapper.reconcile(session: "s", messages: messages, busy: true)
+        #expect(second.of(.turnStarted).isEmpty)
+        #expect(second.of(.partDelta).isEmpty)
+        // An idle session we never saw running stays quiet.
+        var fresh = OpenCodeEventMapper()
+        #expect(fresh.reconcile(session: "s", messages: messages, busy: false).isEmpty)
+    }
+
+    @Test func ignoresUnknownAndMalformedEvents() throws {
+        var mapper = OpenCodeEventMapper()
+        for type in ["sync", "lsp.updated", "session.next.text.delta", "pty.created", "tui.toast.show", "file.edited"] {
+            #expect(mapper.map(OpenCodeWireEvent(type: type, properties: ["x": 1], directory: nil, raw: .null)).isEmpty)
+        }
+        #expect(mapper.map(OpenCodeWireEvent(type: "message.part.updated", properties: ["part": "not an object"], directory: nil, raw: .null)).isEmpty)
+        #expect(mapper.map(OpenCodeWireEvent(type: "session.status", properties: .null, directory: nil, raw: .null)).isEmpty)
+        #expect(throws: OpenCodeWireEvent.DecodeError.self) { try OpenCodeWireEvent.decode("{not json") }
+        #expect(throws: OpenCodeWireEvent.DecodeError.self) { try OpenCodeWireEvent.decode("{\"payload\":{}}") }
+    }
+
+    @Test(arguments: [(Decision.accept, "once"), (.acceptForSession, "always"), (.decline, "reject"), (.cancel, "reject")])
+    func mapsDecisions(decision: Decision, reply: String) throws {
+        #expect(try OpenCodeDecision.reply(for: decision) == reply)
+    }
+
+    @Test func refusesAnAmendment() {
+        #expect(throws: TetherError.self) { try OpenCodeDecision.reply(for: .acceptWithAmendment) }
+    }
+}
