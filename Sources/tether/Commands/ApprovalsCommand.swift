@@ -1,0 +1,73 @@
+import ArgumentParser
+import TetherCore
+
+struct ApprovalsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "approvals", abstract: "Pending approvals, as approval.requested events.")
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "Only this session.") var session: String?
+
+    func run() async throws {
+        try await reportingFailures {
+            try await CommandContext(options).withBackend(requiring: .approvals, command: "approvals") { _, backend, printer in
+                let approvals = try await backend.pendingApprovals(session: session)
+                for approval in approvals { printer.print(.approvalRequested(approval)) }
+                if approvals.isEmpty, CommandContext(options).format == .text {
+                    LineOutput.standardError.write("no pending approvals\n")
+                }
+            }
+        }
+    }
+}
+
+struct ApproveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "approve", abstract: "Answer an approval by its id.",
+        discussion: """
+            Decisions: accept, accept_for_session, accept_with_amendment (commands only, with \
+            --amendment ARGV...), decline, cancel. A decision the backend cannot express is refused \
+            with a clear error (exit 64).
+            """)
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The approval's id, as printed in approval.requested.") var id: String
+    @Option(help: ArgumentHelp("The decision.", valueName: "decision")) var decision: String = "accept"
+    @Option(parsing: .upToNextOption, help: "With accept_with_amendment: the command prefix to allow from now on.")
+    var amendment: [String] = []
+
+    func validate() throws {
+        guard let parsed = Decision(rawValue: decision) else {
+            throw ValidationError("unknown decision \"\(decision)\"; use one of: \(Decision.names)")
+        }
+        if parsed == .acceptWithAmendment, amendment.isEmpty {
+            throw ValidationError("accept_with_amendment needs --amendment ARGV... (e.g. --amendment npm test)")
+        }
+        if parsed != .acceptWithAmendment, !amendment.isEmpty {
+            throw ValidationError("--amendment goes with --decision accept_with_amendment")
+        }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            try await CommandContext(options).withBackend(requiring: .approvals, command: "approve") { _, backend, printer in
+                let answer = ApprovalAnswer(decision: Decision(rawValue: decision)!, amendment: amendment)
+                printer.print(try await backend.approve(id: id, answer: answer))
+            }
+        }
+    }
+}
+
+struct AbortCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "abort", abstract: "Stop a session's running turn.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The session's id.") var session: String
+    @Option(help: "The turn, where the backend needs it.") var turn: String?
+
+    func run() async throws {
+        try await reportingFailures {
+            try await CommandContext(options).withBackend(requiring: .abort, command: "abort") { _, backend, _ in
+                try await backend.abort(session: session, turn: turn)
+                LineOutput.standardError.write("abort requested for \(session)\n")
+            }
+        }
+    }
+}

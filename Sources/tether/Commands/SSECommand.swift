@@ -1,0 +1,101 @@
+import ArgumentParser
+import TetherCore
+import TetherNet
+
+/// `tether sse URL`: any SSE endpoint, one JSON line per event. How a user looks at what a
+/// backend really sends, and how the decoder is checked against other implementations.
+struct SSECommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sse",
+        abstract: "Debug any SSE endpoint: one JSON line per event, reconnecting as EventSource does.",
+        discussion: """
+            Each event prints as {"event","data","id","retry"} (retry only when the event's block set \
+            one); with --comments, comment lines print as {"comment": …}. Connection changes go to \
+            stderr. Reconnects send Last-Event-ID, with backoff; 401/403 stop with exit 77, 204 stops.
+
+            Example: tether sse http://127.0.0.1:4096/global/event --header 'Authorization: Basic …' | jq .
+            """)
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The http:// or https:// URL of the event stream.") var url: String
+    @Option(name: .customLong("header"), help: ArgumentHelp("A request header, 'Name: value' (repeatable).", valueName: "header"))
+    var headers: [String] = []
+    @Option(name: .customLong("last-event-id"), help: "Send this Last-Event-ID on the first connection.") var lastEventID: String?
+    @Flag(help: "Print comment lines too.") var comments = false
+    @Flag(name: .customLong("no-reconnect"), help: "Stop when the stream ends instead of reconnecting.") var noReconnect = false
+    @Option(help: ArgumentHelp("Reconnect after this many seconds without a byte (0: never).", valueName: "seconds"))
+    var liveness: Double = 45
+
+    func validate() throws {
+        guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+            throw ValidationError("the URL must start with http:// or https://, got \"\(url)\"")
+        }
+        for header in headers where !header.contains(":") {
+            throw ValidationError("--header takes 'Name: value', got \"\(header)\"")
+        }
+        if liveness < 0 { throw ValidationError("--liveness must be 0 or more seconds") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let logger = LogSetup.logger(verbosity: options.verbose)
+            let parsedHeaders: [(name: String, value: String)] = headers.map { header in
+                let colon = header.firstIndex(of: ":")!
+                return (String(header[..<colon]).trimmingWhitespace, String(header[header.index(after: colon)...]).trimmingWhitespace)
+            }
+            let firstID = lastEventID
+            let url = self.url
+            let source = EventSource(client: HTTPClient(logger: logger), configuration: .init(
+                makeRequest: { last in
+                    var all = parsedHeaders
+                    if !all.contains(where: { $0.name.lowercased() == "accept" }) { all.append(("Accept", "text/event-stream")) }
+                    all.append(("Cache-Control", "no-cache"))
+                    if let id = last ?? firstID { all.append(("Last-Event-ID", id)) }
+                    return HTTPRequest(.get, url, headers: all)
+                },
+                liveness: liveness > 0 ? .milliseconds(Int64(liveness * 1000)) : nil,
+                emitComments: comments, reconnect: !noReconnect))
+            var writer = JSONWriter(reservingCapacity: 1024)
+            let output = LineOutput.standardOutput
+            let status = StatusLine.shared
+            do {
+                for try await element in source {
+                    switch element {
+                    case .connecting(let attempt):
+                        if attempt == 1 { status.show("connecting to \(url)…") }
+                        logger.info("connecting", metadata: ["url": "\(url)", "attempt": "\(attempt)"])
+                    case .open(let code, _):
+                        status.clear()
+                        logger.info("connected", metadata: ["status": "\(code)"])
+                    case .disconnected(let reason, let retryIn, let attempt):
+                        LineOutput.standardError.write("tether sse: \(reason?.detail ?? "the stream ended"); reconnecting in \(retryIn) (attempt \(attempt))\n")
+                    case .comment(let text):
+                        writer.reset()
+                        writer.write(["comment": .string(text)])
+                        writer.writeByte(0x0A)
+                        output.write(writer.bytes)
+                    case .event(let event):
+                        writer.reset()
+                        var object: JSONObject = ["event": .string(event.type), "data": .string(event.data),
+                                                  "id": .string(event.id)]
+                        if let retry = event.retry { object["retry"] = .int(Int64(retry)) }
+                        writer.write(.object(object))
+                        writer.writeByte(0x0A)
+                        output.write(writer.bytes)
+                    }
+                }
+            } catch let error as NetError {
+                throw error.tetherError(service: "the SSE server")
+            }
+        }
+    }
+}
+
+extension String {
+    var trimmingWhitespace: String {
+        var view = Substring(self)
+        while view.first?.isWhitespace == true { view.removeFirst() }
+        while view.last?.isWhitespace == true { view.removeLast() }
+        return String(view)
+    }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import TetherCore
+
+struct SessionsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sessions", abstract: "List, create or show sessions (threads).",
+        subcommands: [List.self, Create.self, Show.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The backend's sessions, newest first.")
+        @OptionGroup var options: GlobalOptions
+        @Flag(help: "Include archived sessions (where the backend archives).") var archived = false
+
+        func run() async throws {
+            try await reportingFailures {
+                try await CommandContext(options).withBackend(requiring: .sessions, command: "sessions list") { _, backend, printer in
+                    let sessions = try await backend.listSessions(SessionListRequest(includeArchived: archived))
+                    printSessions(sessions, printer: printer, format: CommandContext(options).format)
+                }
+            }
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Start a new session.")
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "A title for the session.") var title: String?
+        @Option(help: "The project directory (where the backend supports one).") var directory: String?
+
+        func run() async throws {
+            try await reportingFailures {
+                try await CommandContext(options).withBackend(requiring: .createSession, command: "sessions create") { _, backend, printer in
+                    let session = try await backend.createSession(SessionCreateRequest(title: title, directory: directory))
+                    printer.print(.session(.sessionCreated, session))
+                }
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "One session.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The session's id.") var id: String
+
+        func run() async throws {
+            try await reportingFailures {
+                try await CommandContext(options).withBackend(requiring: .sessions, command: "sessions show") { _, backend, printer in
+                    printSessions([try await backend.session(id: id)], printer: printer, format: CommandContext(options).format)
+                }
+            }
+        }
+    }
+}
+
+/// Sessions as `session.updated` lines (JSONL), or a table (text).
+func printSessions(_ sessions: [Session], printer: EventPrinter, format: OutputFormat) {
+    switch format {
+    case .jsonl:
+        for session in sessions { printer.print(.session(.sessionUpdated, session)) }
+    case .text:
+        for session in sessions {
+            let status = session.status.map { " [\($0.rawValue)]" } ?? ""
+            let title = session.title ?? "(untitled)"
+            LineOutput.standardOutput.write("\(session.id)  \(title)\(status)\(session.directory.map { "  \($0)" } ?? "")\n")
+        }
+        if sessions.isEmpty { LineOutput.standardError.write("no sessions\n") }
+    }
+}

@@ -1,0 +1,19 @@
+import ArgumentParser
+
+/// The options every command takes (the design's `tether [-p NAME] [--config PATH] [-o …] [--raw] [-v]`).
+struct GlobalOptions: ParsableArguments {
+    @Option(name: [.short, .long], help: "The profile to use (default: the config's default_profile).")
+    var profile: String?
+
+    @Option(name: .long, help: ArgumentHelp("The config file (default: $TETHER_CONFIG, else $XDG_CONFIG_HOME/tether/config.toml, else ~/.config/tether/config.toml).", valueName: "path"))
+    var config: String?
+
+    @Option(name: [.short, .long], help: "Output: jsonl (one JSON object a line) or text (readable). Default: jsonl when stdout is not a terminal.")
+    var output: OutputFormat?
+
+    @Flag(name: .long, help: "Include each event's original wire message as \"raw\".")
+    var raw = false
+
+    @Flag(name: .short, help: "More logging on stderr (-v info, -vv debug, -vvv trace).")
+    var verbose: Int
+}

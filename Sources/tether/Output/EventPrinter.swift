@@ -1,0 +1,42 @@
+import TetherCore
+
+/// Prints normalized events: JSON Lines (each line whole and written at once) or the readable
+/// streaming view. Stamps every event with the profile and backend it came from.
+final class EventPrinter {
+    private let format: OutputFormat
+    private var codec: EventCodec
+    private let output: LineOutput
+    private var renderer: TextRenderer
+    private let profile: String?
+    private let backend: BackendKind?
+
+    init(format: OutputFormat, includeRaw: Bool, profile: String?, backend: BackendKind?,
+         output: LineOutput = .standardOutput, style: Style) {
+        self.format = format
+        codec = EventCodec(includeRaw: includeRaw)
+        self.output = output
+        renderer = TextRenderer(style: style)
+        self.profile = profile
+        self.backend = backend
+    }
+
+    func print(_ event: Event) {
+        var event = event
+        if event.profile == nil { event.profile = profile }
+        if event.backend == nil { event.backend = backend }
+        switch format {
+        case .jsonl: output.write(codec.encode(event))
+        case .text:
+            let text = renderer.render(event)
+            if !text.isEmpty { output.write(text) }
+        }
+    }
+
+    /// Ends the text view cleanly (a trailing newline after streamed text).
+    func finish() {
+        if format == .text {
+            let text = renderer.finish()
+            if !text.isEmpty { output.write(text) }
+        }
+    }
+}

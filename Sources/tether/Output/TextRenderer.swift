@@ -1,0 +1,152 @@
+import Foundation
+import TetherCore
+
+/// The readable streaming view for a terminal: assistant text flows inline as it arrives, tool
+/// and command parts are one-line summaries with their status, approvals stand out with their
+/// id, risk and the exact command that answers them.
+struct TextRenderer {
+    let style: Style
+    /// Parts whose text was streamed by deltas: their `part.completed` only ends the line.
+    private var streamedParts: Set<String> = []
+    /// Whether the cursor is in the middle of a line of streamed text.
+    private var midLine = false
+
+    init(style: Style) { self.style = style }
+
+    mutating func render(_ event: Event) -> String {
+        let data = event.data
+        switch event.type {
+        case .partDelta:
+            guard let delta = data["delta"]?.string, let part = event.part else { return "" }
+            let kind = data["kind"]?.string
+            guard kind == PartKind.text.rawValue || kind == PartKind.reasoning.rawValue
+                || data["field"]?.string == "output" else { return "" }
+            var out = ""
+            if !streamedParts.contains(part) {
+                streamedParts.insert(part)
+                out += breakLine()
+                if kind == PartKind.reasoning.rawValue { out += style.dim("(thinking) ") }
+            }
+            midLine = !delta.hasSuffix("\n")
+            return out + (kind == PartKind.reasoning.rawValue ? style.dim(delta) : delta)
+        case .partStarted:
+            return ""
+        case .partCompleted:
+            return renderCompletedPart(event)
+        case .partRemoved:
+            return line(style.dim("  part \(event.part ?? "?") removed"))
+        case .turnStarted:
+            return line(style.dim("── turn \(event.turn ?? "") started"))
+        case .turnCompleted:
+            let status = data["status"]?.string ?? "?"
+            let colored = status == "completed" ? style.green(status) : status == "cancelled" ? style.yellow(status) : style.red(status)
+            var text = "── turn \(event.turn ?? "") \(colored)"
+            if let error = data["error"]?.string { text += ": \(error)" }
+            return line(text)
+        case .approvalRequested:
+            return renderApproval(event)
+        case .approvalResolved:
+            return line(style.cyan("✔ approval \(data["id"]?.string ?? "?") → \(data["decision"]?.string ?? "?")"))
+        case .sessionStatus:
+            let status = data["status"]?.string ?? "?"
+            return line(style.dim("· session \(event.session ?? "") \(status)"
+                + (data["message"]?.string.map { ": \($0)" } ?? "")))
+        case .sessionCreated, .sessionUpdated, .sessionDeleted:
+            let verb = event.type.rawValue.split(separator: ".").last.map(String.init) ?? ""
+            return line(style.dim("· session \(event.session ?? "") \(verb)"
+                + (data["title"]?.string.map { " — \($0)" } ?? "")))
+        case .planUpdated:
+            let steps = data["steps"]?.array ?? []
+            var text = style.bold("Plan:")
+            for step in steps {
+                let mark = switch step["status"]?.string {
+                case "completed": "☑"
+                case "in_progress": "▸"
+                default: "☐"
+                }
+                text += "\n  \(mark) \(step["step"]?.string ?? "")"
+            }
+            return line(text)
+        case .usageUpdated:
+            var parts: [String] = []
+            if let input = data["input_tokens"]?.int { parts.append("in \(input)") }
+            if let output = data["output_tokens"]?.int { parts.append("out \(output)") }
+            if let window = data["context_window"]?.int { parts.append("window \(window)") }
+            if let cost = data["cost"]?.double { parts.append("$\(cost)") }
+            return parts.isEmpty ? "" : line(style.dim("· usage " + parts.joined(separator: ", ")))
+        case .notificationReceived:
+            return line(style.bold("🔔 \(data["title"]?.string ?? "")") + " \(data["body"]?.string ?? "")")
+        case .connectionState:
+            return ""  // shown on stderr by the status line
+        case .terminalOutput:
+            return data["data"]?.string ?? ""
+        case .terminalExit:
+            return line(style.dim("terminal exited \(data["code"]?.int.map(String.init) ?? "")"))
+        case .error:
+            return line(style.red("error [\(data["code"]?.string ?? "?")]: \(data["message"]?.string ?? "")"))
+        }
+    }
+
+    mutating func finish() -> String { breakLine() }
+
+    private mutating func breakLine() -> String {
+        guard midLine else { return "" }
+        midLine = false
+        return "\n"
+    }
+
+    private mutating func line(_ text: String) -> String {
+        breakLine() + text + "\n"
+    }
+
+    private mutating func renderCompletedPart(_ event: Event) -> String {
+        let data = event.data
+        let kind = data["kind"]?.string ?? ""
+        switch kind {
+        case PartKind.text.rawValue, PartKind.reasoning.rawValue:
+            if let part = event.part, streamedParts.contains(part) { return line("") }
+            guard let text = data["text"]?.string, !text.isEmpty else { return "" }
+            if data["role"]?.string == PartRole.user.rawValue { return line(style.bold("> ") + text) }
+            return line(kind == PartKind.reasoning.rawValue ? style.dim(text) : text)
+        case PartKind.step.rawValue, PartKind.plan.rawValue, PartKind.todo.rawValue:
+            return ""
+        default:
+            let status = data["status"]?.string ?? "completed"
+            let mark = switch status {
+            case "completed": style.green("✓")
+            case "failed": style.red("✗")
+            case "declined": style.yellow("⊘")
+            default: style.dim("…")
+            }
+            let name = data["tool"]?.string ?? data["title"]?.string ?? kind
+            let detail = data["command"]?.string ?? data["title"]?.string ?? data["path"]?.string ?? ""
+            return line("  \(mark) \(style.bold(name))\(detail.isEmpty || detail == name ? "" : ": \(detail)") \(style.dim("(\(status))"))")
+        }
+    }
+
+    private mutating func renderApproval(_ event: Event) -> String {
+        let data = event.data
+        let id = data["id"]?.string ?? "?"
+        let risk = data["risk"]?.string ?? "?"
+        let riskText = risk == "high" ? style.red(risk) : risk == "medium" ? style.yellow(risk) : style.green(risk)
+        var text = style.inverse(" APPROVAL ") + " " + style.bold(data["title"]?.string ?? data["kind"]?.string ?? "request")
+            + " [risk \(riskText)]"
+        if let command = data["command"]?.string { text += "\n    command: \(command)" }
+        if let patterns = data["patterns"]?.array, !patterns.isEmpty {
+            text += "\n    patterns: " + patterns.compactMap(\.string).joined(separator: ", ")
+        }
+        if let cwd = data["cwd"]?.string { text += "\n    cwd: \(cwd)" }
+        if let reason = data["reason"]?.string { text += "\n    reason: \(reason)" }
+        let options = data["options"]?.array?.compactMap(\.string) ?? []
+        text += "\n    id: \(id)"
+        text += "\n    answer: " + style.cyan("tether approve \(shellQuote(id)) --decision \(options.first ?? "accept")")
+        if options.count > 1 { text += style.dim("   (options: \(options.joined(separator: ", ")))") }
+        return line(text)
+    }
+}
+
+/// Quotes an argument for a POSIX shell when it needs it.
+func shellQuote(_ text: String) -> String {
+    let safe = text.allSatisfy { $0.isLetter || $0.isNumber || "-_.:/@%+=,~".contains($0) }
+    return safe && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}
