@@ -112,15 +112,19 @@ public struct EventSource: AsyncSequence, Sendable {
                         try await connectionLost(nil)
                         continue
                     }
+                    let logger = client.logger
+                    var decoded: [Element] = []
                     chunk.withUnsafeBytes { raw in
                         decoder.feed(raw) { output in
                             switch output {
-                            case .event(let event): pending.append(.event(event))
-                            case .comment(let text): pending.append(.comment(text))
-                            default: break
+                            case .event(let event): decoded.append(.event(event))
+                            case .comment(let text): decoded.append(.comment(text))
+                            case .lineTooLong(let limit):
+                                logger.warning("dropped an SSE event with a line longer than \(limit) bytes")
                             }
                         }
                     }
+                    pending.append(contentsOf: decoded)
                     if !decoder.lastEventID.isEmpty { lastEventID = decoder.lastEventID }
                 } catch {
                     try await connectionLost(error)
@@ -154,7 +158,8 @@ public struct EventSource: AsyncSequence, Sendable {
             }
             switch policy.failed(reason, at: .now) {
             case .reconnect(let delay, let next):
-                let wait = decoder.reconnectionTime.map { Duration.milliseconds($0) } ?? delay
+                // A server's `retry:` raises the floor; backoff and jitter still apply above it.
+                let wait = Swift.max(decoder.reconnectionTime.map { Duration.milliseconds($0) } ?? .zero, delay)
                 pending.append(.disconnected(reason: failure, retryIn: wait, attempt: next))
                 needsConnect = true
                 // The element is delivered first, then we sleep on the next pull.
