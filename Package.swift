@@ -34,6 +34,11 @@ let package = Package(
         .target(name: "TetherOpenCode", dependencies: [
             "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        // Codex app-server items, carried by both the Codex Worker and CodexMonitor.
+        .target(name: "TetherCodexProtocol", dependencies: ["TetherCore"], swiftSettings: strict),
+        .target(name: "TetherCodexWorker", dependencies: [
+            "TetherCore", "TetherNet", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         // Simulators: independent implementations of each backend's wire, for tests, `simulate`, `demo`.
         .target(name: "TetherSim", dependencies: [
             .product(name: "FlyingFox", package: "FlyingFox"),
@@ -42,7 +47,7 @@ let package = Package(
         ], swiftSettings: strict),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "TetherCore", "TetherNet", "TetherConfig", "TetherSim", "TetherOpenCode",
+            "TetherCore", "TetherNet", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
@@ -50,8 +55,12 @@ let package = Package(
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"], swiftSettings: strict),
         .testTarget(name: "TetherNetTests", dependencies: ["TetherNet", "TetherSim"], swiftSettings: strict),
         .testTarget(name: "TetherConfigTests", dependencies: ["TetherConfig"], swiftSettings: strict),
-        .testTarget(name: "TetherSimTests", dependencies: ["TetherSim"], swiftSettings: strict),
+        .testTarget(name: "TetherSimTests", dependencies: [
+            "TetherSim", .product(name: "FlyingSocks", package: "FlyingFox"), .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         .testTarget(name: "TetherOpenCodeTests", dependencies: ["TetherOpenCode", "TetherCore"],
+                    resources: [.copy("Transcripts")], swiftSettings: strict),
+        .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         // End-to-end: runs the real `tether` binary as a subprocess.
         .testTarget(name: "TetherCLITests", dependencies: ["tether", "TetherSim"], swiftSettings: strict),

@@ -389,7 +389,7 @@ struct OpenCodeEventMapper {
             if kind == .text || kind == .reasoning { startContent["text"] = "" }
             events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: startContent))
         }
-        if kind == .text || kind == .reasoning {
+        if kind == .text || kind == .reasoning, role != .user {
             let text = part["text"]?.string ?? ""
             if let delta, !delta.isEmpty {
                 // Legacy: the snapshot carries the accumulated text and `delta` the new piece.
@@ -512,32 +512,6 @@ struct OpenCodeEventMapper {
         case "in_progress": return "in_progress"
         case "cancelled": return "cancelled"
         default: return "pending"
-        }
-    }
-}
-
-/// A set that remembers only its most recent members, so dedup state stays bounded on an
-/// endless stream.
-struct RecentSet {
-    private var members: Set<String> = []
-    private var order: [String] = []
-    private var head = 0
-    let capacity: Int
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    func contains(_ member: String) -> Bool { members.contains(member) }
-
-    mutating func insert(_ member: String) {
-        guard members.insert(member).inserted else { return }
-        order.append(member)
-        if members.count > capacity {
-            members.remove(order[head])
-            head += 1
-            if head > capacity {
-                order.removeFirst(head)
-                head = 0
-            }
         }
     }
 }

@@ -152,12 +152,13 @@ final class CurlTransfer: @unchecked Sendable {
         let url = request.url
         let error: NetError?
         switch code {
+        case _ where notEventStream != nil:
+            // We stopped reading on purpose: the answer is not a stream.
+            let type = notEventStream ?? nil
+            error = NetError(.notEventStream(type), url: url, detail: type.map { "Content-Type \($0), not text/event-stream" } ?? "no Content-Type",
+                             headers: headers)
         case CURLE_OK:
-            if case .some(.some(let type)) = notEventStream {
-                error = NetError(.notEventStream(type), url: url, detail: "not text/event-stream", headers: headers)
-            } else if case .some(.none) = notEventStream {
-                error = NetError(.notEventStream(nil), url: url, detail: "no Content-Type", headers: headers)
-            } else if let failedStatus {
+            if let failedStatus {
                 error = failedStatus >= 300 && failedStatus < 400
                     ? NetError(.badRedirect, url: url, detail: "HTTP \(failedStatus) redirect without a Location header", body: body, headers: headers)
                     : NetError(.status(failedStatus), url: url, detail: "HTTP \(failedStatus)", body: body, headers: headers)
