@@ -1,0 +1,44 @@
+import Foundation
+
+/// Identifiers in OpenCode's layout: a prefix (`ses_`, `msg_`, `prt_`, `per_`, `que_`, `evt_`,
+/// `call_`) then 26 characters — 12 hex of a millisecond clock with a counter, 14 base62. Message,
+/// part and event IDs ascend (lexically sortable); session IDs descend, as the notes describe.
+final class OpenCodeIDs: Sendable {
+    private let last = Locked<UInt64>(0)
+    private static let base62 = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+    func ascending(_ prefix: String) -> String {
+        prefix + "_" + hex12(nextTick()) + randomTail()
+    }
+
+    func descending(_ prefix: String) -> String {
+        prefix + "_" + hex12(0xFFFF_FFFF_FFFF - nextTick()) + randomTail()
+    }
+
+    func event() -> String { ascending("evt") }
+
+    /// Strictly increasing within 48 bits: milliseconds since 2020-09 shifted left 8 bits (room for
+    /// 256 IDs a millisecond), bumped when it repeats.
+    private func nextTick() -> UInt64 {
+        let millis = UInt64(max(0, Date().timeIntervalSince1970 * 1000 - 1_600_000_000_000))
+        let now = (millis << 8) & 0xFFFF_FFFF_FFFF
+        return last.withLock { last in
+            last = max(now, last + 1)
+            return last
+        }
+    }
+
+    private func hex12(_ value: UInt64) -> String {
+        let hex = String(value & 0xFFFF_FFFF_FFFF, radix: 16)
+        return String(repeating: "0", count: max(0, 12 - hex.count)) + hex
+    }
+
+    private func randomTail() -> String {
+        String((0..<14).map { _ in Self.base62.randomElement()! })
+    }
+}
+
+/// Epoch milliseconds, the unit of every OpenCode timestamp.
+func epochMilliseconds() -> Int {
+    Int(Date().timeIntervalSince1970 * 1000)
+}

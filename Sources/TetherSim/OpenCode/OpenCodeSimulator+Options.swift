@@ -1,0 +1,85 @@
+extension OpenCodeSimulator {
+    /// How the simulated `opencode serve` behaves.
+    public struct Options: Sendable {
+        /// Basic-auth user name (`OPENCODE_SERVER_USERNAME`).
+        public var username: String
+        /// Basic-auth password (`OPENCODE_SERVER_PASSWORD`); nil ⇒ no auth at all, like the real server.
+        public var password: String?
+        /// The server's working directory: the default instance directory and where the fixture session lives.
+        public var directory: String
+        /// `server.heartbeat` cadence on both SSE endpoints (first one one interval after connecting).
+        public var heartbeatInterval: Duration
+        /// Pause before each scripted frame (0 for tests; ~30–60 ms lets a human watch `tether demo`).
+        public var pacing: Duration
+        /// Legacy (0.x – ~1.0) wire shapes: no event `id`, `message.part.updated {part, delta}` per chunk
+        /// and no `message.part.delta`, `permission.updated`, `permission.replied {…, permissionID, response}`,
+        /// `{info}` without `sessionID`, and no `POST /permission/{id}/reply`.
+        public var legacy: Bool
+        /// When false, `GET /global/event` is 404 and clients must fall back to `GET /event?directory=`.
+        public var serveGlobalEvent: Bool
+        /// Forces every prompt's scenario; nil ⇒ chosen from the prompt text (`OpenCodeScenario.forPrompt`).
+        public var scenario: OpenCodeScenario?
+        /// Benchmark mode: every new `/global/event` connection gets `server.connected`, then this many
+        /// `message.part.delta` frames for the busy flood session, then `session.status` idle and
+        /// `session.idle` — `flood + 3` frames, as fast as the client reads.
+        public var flood: Int?
+        /// Seed the notes' fixture session (`OpenCodeSimulator.fixtureSessionID`, "Fix the build").
+        public var seedFixtureSession: Bool
+        /// What `GET /global/health` reports.
+        public var version: String
+        public var faults: Faults
+
+        public init(
+            username: String = "opencode",
+            password: String? = nil,
+            directory: String = "/home/dev/demo",
+            heartbeatInterval: Duration = .seconds(10),
+            pacing: Duration = .zero,
+            legacy: Bool = false,
+            serveGlobalEvent: Bool = true,
+            scenario: OpenCodeScenario? = nil,
+            flood: Int? = nil,
+            seedFixtureSession: Bool = true,
+            version: String = "1.14.50-fake",
+            faults: Faults = Faults()
+        ) {
+            self.username = username
+            self.password = password
+            self.directory = directory
+            self.heartbeatInterval = heartbeatInterval
+            self.pacing = pacing
+            self.legacy = legacy
+            self.serveGlobalEvent = serveGlobalEvent
+            self.scenario = scenario
+            self.flood = flood
+            self.seedFixtureSession = seedFixtureSession
+            self.version = version
+            self.faults = faults
+        }
+    }
+
+    /// Misbehaviours seen in the field, to test a client's recovery.
+    public struct Faults: Sendable {
+        /// In each turn, close every open SSE connection abruptly once, in the middle of the first
+        /// assistant text (after two deltas). The turn goes on; REST keeps the truth.
+        public var dropStreamMidTurn: Bool
+        /// SSE delivers only `server.connected` and heartbeats; REST keeps working (issue #46733).
+        public var heartbeatsOnly: Bool
+        /// Write SSE bytes one at a time with a short delay, so frames arrive split anywhere.
+        public var dripBytes: Bool
+        /// The delay between two dripped bytes.
+        public var dripDelay: Duration
+
+        public init(
+            dropStreamMidTurn: Bool = false,
+            heartbeatsOnly: Bool = false,
+            dripBytes: Bool = false,
+            dripDelay: Duration = .microseconds(200)
+        ) {
+            self.dropStreamMidTurn = dropStreamMidTurn
+            self.heartbeatsOnly = heartbeatsOnly
+            self.dripBytes = dripBytes
+            self.dripDelay = dripDelay
+        }
+    }
+}

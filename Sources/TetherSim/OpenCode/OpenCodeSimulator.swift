@@ -1,0 +1,120 @@
+import Foundation
+import Logging
+
+/// A faithful, in-process OpenCode server (`opencode serve`), written from the protocol notes:
+/// Basic auth, `/global/event` and `/event` SSE, the session/message/permission/question REST
+/// routes, and scripted turns (`OpenCodeScenario`) whose events and REST state agree.
+///
+/// ```swift
+/// let sim = OpenCodeSimulator(options: .init(password: "secret", heartbeatInterval: .milliseconds(200)))
+/// let base = try await sim.start()          // http://127.0.0.1:PORT
+/// // … drive it over HTTP …
+/// await sim.stop()
+/// ```
+public final class OpenCodeSimulator: Sendable {
+    /// The notes' fixture session ("Fix the build"), seeded unless `Options.seedFixtureSession` is false.
+    public static let fixtureSessionID = OpenCodeFixtures.fixtureSessionID
+
+    public let options: Options
+    let state: OpenCodeState
+    let http: EmbeddedHTTPServer
+    let log = RequestLog()
+    let logger: Logger
+
+    public init(options: Options = Options(), logger: Logger? = nil) {
+        let logger = logger ?? .simulatorNoOp
+        self.options = options
+        self.logger = logger
+        let state = OpenCodeState(options: options, logger: logger)
+        self.state = state
+        let log = self.log
+        self.http = EmbeddedHTTPServer(logger: logger) { request, streams in
+            await OpenCodeRoutes(options: options, state: state, streams: streams, log: log).handle(request)
+        }
+    }
+
+    /// Seeds the fixtures and starts listening; returns `http://HOST:PORT` (the real port when 0).
+    @discardableResult
+    public func start(host: String = "127.0.0.1", port: UInt16 = 0) async throws -> URL {
+        if let url = http.baseURL { return url }
+        await state.seed()
+        return try await http.start(host: host, port: port)
+    }
+
+    /// Ends every stream and turn, then closes the listener.
+    public func stop() async {
+        await state.shutdown()
+        await http.stop()
+    }
+
+    /// The base URL while running.
+    public var baseURL: URL? {
+        http.baseURL
+    }
+
+    // MARK: Test access
+
+    /// Every request received so far (including refused ones), in arrival order.
+    public func requests() async -> [RecordedRequest] {
+        log.all
+    }
+
+    /// Waits until a request matching `predicate` has been received.
+    public func waitForRequest(
+        timeout: Duration = .seconds(5),
+        where predicate: @escaping @Sendable (RecordedRequest) -> Bool
+    ) async throws -> RecordedRequest {
+        try await log.waitFor(timeout: timeout, predicate)
+    }
+
+    /// The status `GET /session/status` would report: "idle" when absent, else its `type` ("busy").
+    public func status(ofSession sessionID: String) async -> String {
+        await state.statuses[sessionID]?["type"]?.stringValue ?? "idle"
+    }
+
+    /// Waits until the session is idle with no turn running or queued.
+    public func waitUntilIdle(_ sessionID: String, timeout: Duration = .seconds(5)) async throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while await !state.isQuiet(sessionID) {
+            guard ContinuousClock.now < deadline else { throw SimulatorError.timedOut("waiting for \(sessionID) to go idle") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// IDs of pending permission requests (all sessions), oldest first.
+    public func pendingPermissionIDs() async -> [String] {
+        await state.pendingPermissions.map(\.id)
+    }
+
+    /// Waits until a permission request is pending and returns its ID.
+    public func waitForPendingPermission(timeout: Duration = .seconds(5)) async throws -> String {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            if let id = await state.pendingPermissions.first?.id { return id }
+            guard ContinuousClock.now < deadline else { throw SimulatorError.timedOut("waiting for a permission request") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Number of SSE connections currently subscribed to events.
+    public func openEventStreams() async -> Int {
+        await state.openStreamCount
+    }
+
+    /// Emits `server.instance.disposed` for `directory` (default: the server's); `/event` streams of
+    /// that directory end after it, like on a config reload.
+    public func disposeInstance(directory: String? = nil) async {
+        await state.disposeInstance(directory ?? options.directory)
+    }
+
+    /// Cuts every open SSE connection now (mid-body), as a proxy or network switch would.
+    public func dropEventStreams() async {
+        await state.dropAllStreams()
+    }
+}
+
+extension OpenCodeState {
+    func isQuiet(_ sessionID: String) -> Bool {
+        turns[sessionID] == nil && (queuedPrompts[sessionID] ?? []).isEmpty && statuses[sessionID] == nil
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import Logging
+
+/// Everything the simulated OpenCode server knows, on one actor so that what SSE emits and what
+/// REST serves never disagree: every event goes through `emit`, which first applies it to the REST
+/// projection (sessions, messages, parts, statuses, pending requests) and then fans it out.
+actor OpenCodeState {
+    let options: OpenCodeSimulator.Options
+    let ids = OpenCodeIDs()
+    let logger: Logger
+
+    // MARK: REST projection (see OpenCodeState+Projection.swift)
+
+    /// Sessions in creation order.
+    var sessions: [String: OrderedJSON] = [:]
+    var sessionOrder: [String] = []
+    /// Messages per session, in creation order, each with its latest part snapshots.
+    var messages: [String: [MessageRecord]] = [:]
+    /// Non-idle statuses only, like `GET /session/status`.
+    var statuses: [String: OrderedJSON] = [:]
+    var pendingPermissions: [PendingRequest] = []
+    var pendingQuestions: [PendingRequest] = []
+    var todos: [String: OrderedJSON] = [:]
+    /// Text accumulated from `message.part.delta`: never served (deltas are live-only), but an
+    /// abort finalizes a streaming part with it.
+    var liveText: [String: String] = [:]
+
+    struct MessageRecord: Sendable {
+        var info: OrderedJSON
+        var parts: [OrderedJSON] = []
+        var id: String { info["id"]?.stringValue ?? "" }
+    }
+
+    struct PendingRequest: Sendable {
+        var id: String
+        var sessionID: String
+        var json: OrderedJSON
+    }
+
+    // MARK: Live state
+
+    var subscribers: [Int: OpenCodeEventSubscriber] = [:]
+    var nextSubscriberID = 0
+    var turns: [String: OpenCodeTurn] = [:]
+    var queuedPrompts: [String: [OpenCodePrompt]] = [:]
+    /// `always` replies: patterns allowed per directory (project).
+    var allowedPatterns: [String: Set<String>] = [:]
+    /// The session, message and part that `Options.flood` deltas target.
+    var floodTarget: (sessionID: String, messageID: String, partID: String)?
+
+    init(options: OpenCodeSimulator.Options, logger: Logger) {
+        self.options = options
+        self.logger = logger
+    }
+
+    // MARK: Emitting
+
+    /// Publishes one bus event: applies it to the REST projection, then sends it to every stream.
+    func emit(_ type: String, _ properties: OrderedJSON, directory: String?) {
+        var payload: OrderedJSON = options.legacy ? [:] : ["id": .string(ids.event())]
+        payload["type"] = .string(type)
+        payload["properties"] = properties
+        apply(type, properties)
+        let event = OpenCodeBusEvent(type: type, payload: payload, directory: directory)
+        for (id, subscriber) in subscribers where !subscriber.deliver(event) {
+            subscribers[id] = nil
+        }
+        logger.trace("emit", metadata: ["type": "\(type)", "directory": "\(directory ?? "-")"])
+    }
+
+    /// A server-generated payload (`server.connected`, `server.heartbeat`), with an `id` unless legacy.
+    nonisolated func serverPayload(_ type: String) -> OrderedJSON {
+        var payload: OrderedJSON = options.legacy ? [:] : ["id": .string(ids.event())]
+        payload["type"] = .string(type)
+        payload["properties"] = [:]
+        return payload
+    }
+
+    // MARK: Streams
+
+    /// Registers an SSE response: `server.connected` first, then heartbeats and (global) bus events.
+    func subscribe(_ endpoint: OpenCodeEventSubscriber.Endpoint, body: StreamingBody) {
+        let id = nextSubscriberID
+        nextSubscriberID += 1
+        let subscriber = OpenCodeEventSubscriber(
+            endpoint: endpoint, body: body, heartbeatsOnly: options.faults.heartbeatsOnly
+        )
+        subscriber.deliverServerEvent(serverPayload("server.connected"))
+        subscribers[id] = subscriber
+
+        let interval = options.heartbeatInterval
+        let heartbeat = Task { [weak self] in
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: interval) } catch { return }
+                guard let payload = self?.serverPayload("server.heartbeat"),
+                      subscriber.deliverServerEvent(payload) else { return }
+            }
+        }
+        let flood: Task<Void, Never>?
+        if endpoint == .global, let count = options.flood, !options.faults.heartbeatsOnly, let target = floodTarget {
+            flood = Task { [weak self] in
+                await self?.flood(count, target: target, into: body)
+            }
+        } else {
+            flood = nil
+        }
+        body.onTermination { [weak self] in
+            heartbeat.cancel()
+            flood?.cancel()
+            Task { await self?.unsubscribe(id) }
+        }
+    }
+
+    func unsubscribe(_ id: Int) {
+        subscribers[id] = nil
+    }
+
+    var openStreamCount: Int {
+        subscribers.values.filter { $0.body.isOpen }.count
+    }
+
+    /// Fault injection: every open SSE connection is cut mid-body.
+    func dropAllStreams() {
+        logger.debug("dropping every SSE stream", metadata: ["count": "\(subscribers.count)"])
+        for subscriber in subscribers.values {
+            subscriber.body.abort()
+        }
+        subscribers.removeAll()
+    }
+
+    /// `server.instance.disposed` for `directory`: `/event` streams of it end after forwarding it.
+    func disposeInstance(_ directory: String) {
+        emit("server.instance.disposed", ["directory": .string(directory)], directory: directory)
+    }
+
+    /// `Options.flood`: deltas for the flood session, written in large batches as fast as the
+    /// client reads, then idle. Per connection, not broadcast.
+    nonisolated private func flood(
+        _ count: Int, target: (sessionID: String, messageID: String, partID: String), into body: StreamingBody
+    ) async {
+        let directory = options.directory
+        func frame(_ type: String, _ properties: OrderedJSON) -> Data {
+            let payload: OrderedJSON = ["id": .string(ids.event()), "type": .string(type), "properties": properties]
+            return SSEResponse.dataFrame(
+                OpenCodeEventSubscriber.envelope(OpenCodeBusEvent(type: type, payload: payload, directory: directory))
+            )
+        }
+        var batch = Data()
+        for i in 0..<count {
+            if i % 1024 == 0, Task.isCancelled { return }
+            batch.append(frame("message.part.delta", [
+                "sessionID": .string(target.sessionID),
+                "messageID": .string(target.messageID),
+                "partID": .string(target.partID),
+                "field": "text",
+                "delta": .string("token\(i) "),
+            ]))
+            if batch.count >= SSEResponse.writeSize {
+                guard await body.write(batch) else { return }
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        batch.append(frame("session.status", ["sessionID": .string(target.sessionID), "status": ["type": "idle"]]))
+        batch.append(frame("session.idle", ["sessionID": .string(target.sessionID)]))
+        _ = await body.write(batch)
+    }
+
+    // MARK: Seeding
+
+    func seed() {
+        let now = epochMilliseconds()
+        if options.seedFixtureSession {
+            let created = now - 3_600_000
+            let session = OpenCodeFixtures.session(
+                id: OpenCodeFixtures.fixtureSessionID, slug: "brave-otter", directory: options.directory,
+                title: "Fix the build", version: serverVersion, created: created, updated: created + 60_000
+            )
+            apply("session.created", ["sessionID": .string(OpenCodeFixtures.fixtureSessionID), "info": session])
+        }
+        if options.flood != nil {
+            let sessionID = ids.descending("ses")
+            let session = OpenCodeFixtures.session(
+                id: sessionID, slug: "swift-falcon", directory: options.directory,
+                title: "Flood", version: serverVersion, created: now, updated: now
+            )
+            apply("session.created", ["sessionID": .string(sessionID), "info": session])
+            let prompt = OpenCodePrompt(text: "Stream as much as you can")
+            let user = OpenCodeFixtures.userMessage(id: ids.ascending("msg"), sessionID: sessionID, created: now, prompt: prompt)
+            let userID = user["id"]?.stringValue ?? ""
+            let assistant = OpenCodeFixtures.assistantMessage(
+                id: ids.ascending("msg"), sessionID: sessionID, parentID: userID,
+                created: now, prompt: prompt, directory: options.directory
+            )
+            let messageID = assistant["id"]?.stringValue ?? ""
+            var part = OpenCodeFixtures.part(id: ids.ascending("prt"), sessionID: sessionID, messageID: messageID, type: "text")
+            part["text"] = ""
+            part["time"] = ["start": .int(now)]
+            apply("message.updated", ["sessionID": .string(sessionID), "info": user])
+            apply("message.updated", ["sessionID": .string(sessionID), "info": assistant])
+            apply("message.part.updated", ["sessionID": .string(sessionID), "part": part])
+            floodTarget = (sessionID, messageID, part["id"]?.stringValue ?? "")
+        }
+    }
+
+    /// The version sessions carry: the health version without a `-fake` suffix.
+    var serverVersion: String {
+        options.version.replacingOccurrences(of: "-fake", with: "")
+    }
+
+    /// Ends every stream and turn (server stopping).
+    func shutdown() {
+        for turn in turns.values { turn.task?.cancel() }
+        turns.removeAll()
+        queuedPrompts.removeAll()
+        for subscriber in subscribers.values { subscriber.body.abort() }
+        subscribers.removeAll()
+    }
+}

@@ -1,0 +1,169 @@
+import FlyingFox
+import Foundation
+
+/// Request handling of `SSEScriptServer`: one value per request.
+struct SSEScriptRoutes: Sendable {
+    let streams: StreamRegistry
+    let log: RequestLog
+    let scripts: Locked<[String: [SSEScriptChunk]]>
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let body = (try? await request.bodyData) ?? Data()
+        let recorded = RecordedRequest(request, body: body)
+        log.append(recorded)
+
+        let components = request.path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        switch components.first {
+        case "script" where components.count == 2:
+            return script(named: components[1])
+        case "flood":
+            return flood(count: intQuery(recorded, "n") ?? 100, size: intQuery(recorded, "size") ?? 250)
+        case "resume":
+            return resume(recorded)
+        case "status" where components.count == 2:
+            return status(components[1])
+        case "redirect":
+            return redirect(recorded)
+        case "notsse":
+            return SSEResponse.text("this is not an event stream\n")
+        case "stall":
+            return stall(after: intQuery(recorded, "after") ?? 0)
+        case "ticker":
+            return ticker(
+                interval: .milliseconds(max(1, intQuery(recorded, "interval_ms") ?? 1000)),
+                count: intQuery(recorded, "count")
+            )
+        default:
+            return SSEResponse.text("no route for \(recorded.method) \(recorded.path)\n", status: .notFound)
+        }
+    }
+
+    private func intQuery(_ request: RecordedRequest, _ name: String) -> Int? {
+        request.queryValue(name).flatMap { Int($0) }
+    }
+
+    // MARK: Routes
+
+    private func script(named name: String) -> HTTPResponse {
+        guard let chunks = scripts.current[name] else {
+            return SSEResponse.text("no script named \(name)\n", status: .notFound)
+        }
+        let body = streams.makeBody()
+        Task {
+            for chunk in chunks {
+                if chunk.delay > .zero {
+                    try? await Task.sleep(for: chunk.delay)
+                }
+                guard body.isOpen else { return }
+                body.send(Data(chunk.bytes))
+            }
+            body.finish()
+        }
+        return SSEResponse.stream(body)
+    }
+
+    private func flood(count: Int, size: Int) -> HTTPResponse {
+        let body = streams.makeBody()
+        Task {
+            var batch = Data()
+            batch.reserveCapacity(SSEResponse.writeSize + size)
+            var i = 1
+            while i <= count {
+                batch.append(Self.floodFrame(i, size: size))
+                if batch.count >= SSEResponse.writeSize {
+                    guard await body.write(batch) else { return }
+                    batch.removeAll(keepingCapacity: true)
+                }
+                i += 1
+            }
+            if !batch.isEmpty {
+                guard await body.write(batch) else { return }
+            }
+            body.finish()
+        }
+        return SSEResponse.stream(body)
+    }
+
+    /// `id: i\ndata: {"i":i,"pad":"xx…"}\n\n`, padded to about `size` bytes.
+    static func floodFrame(_ i: Int, size: Int) -> Data {
+        let head = "id: \(i)\ndata: {\"i\":\(i),\"pad\":\""
+        let tail = "\"}\n\n"
+        let pad = max(0, size - head.utf8.count - tail.utf8.count)
+        var frame = Data(head.utf8)
+        frame.append(Data(repeating: UInt8(ascii: "x"), count: pad))
+        frame.append(Data(tail.utf8))
+        return frame
+    }
+
+    private func resume(_ request: RecordedRequest) -> HTTPResponse {
+        let total = intQuery(request, "total") ?? 10
+        let dropEvery = max(0, intQuery(request, "dropEvery") ?? 0)
+        let lastID = request.header("Last-Event-ID")
+            .flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        // Nothing left: 204 tells an EventSource-style client to stop reconnecting.
+        guard lastID < total else { return SSEResponse.empty(.noContent) }
+        let body = streams.makeBody()
+        Task {
+            var sentHere = 0
+            for i in (lastID + 1)...total {
+                guard body.send(Data("id: \(i)\ndata: {\"i\":\(i)}\n\n".utf8)) else { return }
+                sentHere += 1
+                if dropEvery > 0, sentHere == dropEvery, i < total {
+                    body.abort()
+                    return
+                }
+                await Task.yield()
+            }
+            body.finish()
+        }
+        return SSEResponse.stream(body)
+    }
+
+    private func status(_ text: String) -> HTTPResponse {
+        guard let code = Int(text), (200...599).contains(code) else {
+            return SSEResponse.text("bad status \(text)\n", status: .badRequest)
+        }
+        if code == 204 || code == 304 {
+            return SSEResponse.empty(SSEResponse.status(code))
+        }
+        return SSEResponse.text("status \(code)\n", status: SSEResponse.status(code))
+    }
+
+    private func redirect(_ request: RecordedRequest) -> HTTPResponse {
+        let code = intQuery(request, "code") ?? 302
+        guard (300...399).contains(code) else {
+            return SSEResponse.text("bad redirect code \(code)\n", status: .badRequest)
+        }
+        let location = request.queryValue("to").map { [("Location", $0)] } ?? []
+        return SSEResponse.empty(SSEResponse.status(code), headers: location)
+    }
+
+    private func stall(after count: Int) -> HTTPResponse {
+        let body = streams.makeBody()
+        if count > 0 {
+            for i in 1...count {
+                body.send(Data("id: \(i)\ndata: {\"i\":\(i)}\n\n".utf8))
+            }
+        }
+        return SSEResponse.stream(body)
+    }
+
+    private func ticker(interval: Duration, count: Int?) -> HTTPResponse {
+        let body = streams.makeBody()
+        Task {
+            var i = 1
+            while count.map({ i <= $0 }) ?? true {
+                do {
+                    try await Task.sleep(for: interval)
+                } catch {
+                    return
+                }
+                let ts = Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+                guard body.send(Data("id: \(i)\ndata: {\"i\":\(i),\"ts\":\"\(ts)\"}\n\n".utf8)) else { return }
+                i += 1
+            }
+            body.finish()
+        }
+        return SSEResponse.stream(body)
+    }
+}
