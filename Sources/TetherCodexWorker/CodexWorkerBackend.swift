@@ -1,0 +1,260 @@
+import Foundation
+import Logging
+import TetherCore
+import TetherNet
+
+/// The `codex-worker` backend: the Codex Worker (a Node service in front of `codex app-server`)
+/// over REST and per-job SSE. Sessions are threads, turns are jobs. See adapters.md.
+public struct CodexWorkerBackend: Backend {
+    public struct Configuration: Sendable {
+        public var baseURL: String
+        public var token: String?
+        public var profile: String
+        /// No byte for this long reconnects (the worker pings every 15 s).
+        public var liveness: Duration
+        /// How often `events --session` looks for the thread's next job.
+        public var jobPollInterval: Duration
+
+        public init(baseURL: String, token: String?, profile: String, liveness: Duration = .seconds(45),
+                    jobPollInterval: Duration = .seconds(2)) {
+            self.baseURL = baseURL
+            self.token = token
+            self.profile = profile
+            self.liveness = liveness
+            self.jobPollInterval = jobPollInterval
+        }
+    }
+
+    public let kind = BackendKind.codexWorker
+    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .resume, .approvals, .abort]
+
+    let configuration: Configuration
+    let client: CodexWorkerClient
+    let logger: Logger
+
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        client = CodexWorkerClient(configuration: .init(baseURL: configuration.baseURL, token: configuration.token,
+                                                        profile: configuration.profile),
+                                   http: HTTPClient(logger: logger))
+    }
+
+    /// Runs a call, translating the worker's error codes.
+    func api<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as CodexWorkerClient.APIError {
+            throw client.tetherError(error, doing: what)
+        }
+    }
+
+    public func check() async throws -> CheckReport {
+        let health = try await api("GET /health") { try await client.get("/health", authenticated: false) }
+        let projects = try await api("GET /v1/projects") { try await client.get("/v1/projects") }
+        let authEnabled = health["authEnabled"]?.bool ?? false
+        return CheckReport(endpoint: configuration.baseURL, reachable: health["status"]?.string == "ok",
+                           authenticated: authEnabled, version: nil,
+                           details: ["auth_enabled": .bool(authEnabled), "projects": projects["data"] ?? .array([])])
+    }
+
+    // MARK: Sessions (threads)
+
+    static func session(from thread: JSONValue, archived: Bool? = nil) -> Session? {
+        guard let id = thread["threadId"]?.string else { return nil }
+        // Thread times are unix seconds from codex; the domain speaks milliseconds.
+        let title = [thread["name"]?.string, thread["preview"]?.string].compactMap { $0 }.first { !$0.isEmpty }
+        return Session(id: id, title: title, directory: thread["cwd"]?.string,
+                       createdAt: thread["createdAt"]?.double.map { $0 * 1000 }, updatedAt: thread["updatedAt"]?.double.map { $0 * 1000 },
+                       status: (thread["pendingApprovalCount"]?.int ?? 0) > 0 ? .waitingApproval : nil, archived: archived)
+    }
+
+    public func listSessions(_ request: SessionListRequest) async throws -> [Session] {
+        var sessions = try await api("listing threads") { try await client.get("/v1/threads") }["data"]?.array?
+            .compactMap { Self.session(from: $0, archived: false) } ?? []
+        if request.includeArchived {
+            sessions += try await api("listing archived threads") { try await client.get("/v1/threads?archived=true") }["data"]?
+                .array?.compactMap { Self.session(from: $0, archived: true) } ?? []
+        }
+        return sessions.sorted { ($0.updatedAt ?? 0) > ($1.updatedAt ?? 0) }
+    }
+
+    public func createSession(_ request: SessionCreateRequest) async throws -> Session {
+        var body: JSONObject = [:]
+        if let directory = request.directory {
+            // A project is named by its id (proj_N, from GET /v1/projects) or by its path.
+            body[directory.hasPrefix("proj_") ? "projectId" : "projectPath"] = .string(directory)
+        }
+        if let title = request.title { body["threadName"] = .string(title) }
+        let created = try await api("creating a thread") { try await client.post("/v1/threads", body: .object(body)) }
+        guard var session = Self.session(from: created["thread"] ?? .null) else {
+            throw TetherError(.badData, "the Codex Worker created a thread but sent no threadId")
+        }
+        if session.title == nil { session.title = request.title }
+        return session
+    }
+
+    public func session(id: String) async throws -> Session {
+        let sessions = try await listSessions(SessionListRequest(includeArchived: true))
+        if let session = sessions.first(where: { $0.id == id }) { return session }
+        // New threads are not listed until their first turn: activating returns the thread.
+        let activated = try await api("reading thread \(id)") { try await client.post("/v1/threads/\(id)/activate", body: nil) }
+        guard let session = Self.session(from: activated["thread"] ?? .null) else {
+            throw TetherError(.notFound, "the Codex Worker knows no thread \(id)", hint: "`tether sessions list` shows the threads")
+        }
+        return session
+    }
+
+    // MARK: History
+
+    /// Every envelope of a thread's history, paged (`GET /v1/threads/{id}/events`).
+    func threadEnvelopes(_ thread: String) async throws -> [JSONValue] {
+        var envelopes: [JSONValue] = []
+        var cursor: Int64 = -1
+        while true {
+            let page = try await api("reading the history of thread \(thread)") {
+                try await client.get("/v1/threads/\(thread)/events?cursor=\(cursor)&limit=200")
+            }
+            let data = page["data"]?.array ?? []
+            envelopes += data
+            guard page["hasMore"]?.bool == true, let next = page["nextCursor"]?.int, next > cursor, !data.isEmpty else { break }
+            cursor = next
+        }
+        return envelopes
+    }
+
+    public func history(session: String, limit: Int?) async throws -> [Event] {
+        var mapper = CodexWorkerEventMapper()
+        var events = try await threadEnvelopes(session).flatMap { mapper.map($0) }
+        for index in events.indices where events[index].session == nil { events[index].session = session }
+        if let limit {
+            let keep = Set(events.filter { $0.type == .turnStarted }.compactMap(\.turn).suffix(limit))
+            events.removeAll { $0.turn.map { !keep.contains($0) } ?? true }
+        }
+        return events
+    }
+
+    /// The thread's job that has not finished, from its history (which carries live job ids).
+    func activeJob(thread: String) async throws -> String? {
+        var lastJob: String?
+        var finished: Set<String> = []
+        for envelope in try await threadEnvelopes(thread) {
+            guard let job = envelope["jobId"]?.string else { continue }
+            if !job.hasPrefix("hist_") { lastJob = job }
+            if envelope["type"]?.string == "job.finished" { finished.insert(job) }
+        }
+        guard let lastJob, !finished.contains(lastJob) else { return nil }
+        return lastJob
+    }
+
+    // MARK: Turns (jobs)
+
+    public func send(_ request: SendRequest) async throws -> SendReceipt {
+        var body: JSONObject = ["text": .string(request.text)]
+        if let model = request.model { body["model"] = .string(model) }
+        do {
+            let snapshot = try await client.post("/v1/threads/\(request.session)/turns", body: .object(body))
+            guard let job = snapshot["jobId"]?.string else {
+                throw TetherError(.badData, "the Codex Worker accepted the turn but sent no jobId")
+            }
+            return SendReceipt(session: request.session, turn: job, data: .compact([
+                "job": .string(job), "state": JSONValue(snapshot["state"]?.string),
+            ]))
+        } catch let error as CodexWorkerClient.APIError where error.code == "THREAD_HAS_ACTIVE_JOB" {
+            let active = try? await activeJob(thread: request.session)
+            let job = active ?? "JOB"
+            throw TetherError(.conflict, "thread \(request.session) already has a turn running\(active.map { " (job \($0))" } ?? "") — the worker answered 409 THREAD_HAS_ACTIVE_JOB",
+                              hint: "follow it: tether events --turn \(job) --follow; or stop it: tether abort \(request.session) --turn \(job)")
+        } catch let error as CodexWorkerClient.APIError {
+            throw client.tetherError(error, doing: "starting a turn in thread \(request.session)")
+        }
+    }
+
+    public func sendAndFollow(_ request: SendRequest) -> AsyncThrowingStream<Event, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    let receipt = try await send(request)
+                    // The job keeps its events, so following from its start after the send loses nothing.
+                    let follower = CodexWorkerJobFollower(backend: self, job: receipt.turn!, thread: request.session, since: nil)
+                    var mapper = CodexWorkerEventMapper()
+                    try await follower.follow(mapper: &mapper, live: true) { continuation.yield($0) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    public func events(_ request: EventsRequest) -> AsyncThrowingStream<Event, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    try await CodexWorkerEventStream(backend: self, request: request).run { continuation.yield($0) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    public func abort(session: String, turn: String?) async throws {
+        var job = turn
+        if job == nil { job = try await activeJob(thread: session) }
+        guard let job else {
+            throw TetherError(.failed, "thread \(session) has no running turn to abort", hint: "`tether events --session \(session)` shows its turns")
+        }
+        _ = try await api("cancelling job \(job)") { try await client.post("/v1/jobs/\(job)/cancel", body: nil) }
+    }
+
+    // MARK: Approvals
+
+    public func pendingApprovals(session: String?) async throws -> [Approval] {
+        var threads: [String]
+        if let session {
+            threads = [session]
+        } else {
+            threads = try await api("listing threads") { try await client.get("/v1/threads") }["data"]?.array?
+                .filter { ($0["pendingApprovalCount"]?.int ?? 0) > 0 }.compactMap { $0["threadId"]?.string } ?? []
+        }
+        var approvals: [Approval] = []
+        for thread in threads {
+            guard let job = try await activeJob(thread: thread) else { continue }
+            let replay = try await api("reading job \(job)") { try await client.get("/v1/jobs/\(job)/events") }
+            var mapper = CodexWorkerEventMapper()
+            mapper.noteThread(thread, job: job)
+            for envelope in replay["data"]?.array ?? [] { _ = mapper.map(envelope) }
+            approvals += mapper.pendingApprovals.values.sorted { $0.id < $1.id }
+        }
+        return approvals
+    }
+
+    public func approve(id: String, answer: ApprovalAnswer) async throws -> Event {
+        guard let parts = CompositeID.split(id, count: 2) else {
+            throw TetherError(.usage, "\"\(id)\" is not a Codex Worker approval id (JOB~APPROVAL, as printed by approval.requested)")
+        }
+        let (job, approval) = (parts[0], parts[1])
+        var body: JSONObject = ["approvalId": .string(approval)]
+        switch answer.decision {
+        case .accept: body["decision"] = "accept"
+        case .acceptForSession: body["decision"] = "accept_for_session"
+        case .acceptWithAmendment:
+            body["decision"] = "accept_with_execpolicy_amendment"
+            body["execPolicyAmendment"] = JSONValue(answer.amendment)
+        case .decline: body["decision"] = "decline"
+        case .cancel: body["decision"] = "cancel"
+        }
+        let result = try await api("answering approval \(id)") { try await client.post("/v1/jobs/\(job)/approve", body: .object(body)) }
+        var event = Event.approvalResolved(id: id, session: nil, turn: job, decision: answer.decision.rawValue)
+        if result["status"]?.string == "already_submitted" {
+            // Idempotent: the first answer stands.
+            event.data["decision"] = .string(CodexWorkerEventMapper.decision(fromWorker: result["decision"]?.string))
+            event.data["already_submitted"] = true
+        }
+        return event
+    }
+}

@@ -1,0 +1,173 @@
+import TetherCore
+import TetherCodexProtocol
+
+/// Codex Worker envelopes `{type, ts, jobId, seq, payload}` → normalized events. A pure state
+/// machine: the client feeds envelopes (live, replayed or from thread history) and gets events.
+/// A turn is a job: `turn` is the job id and `cursor` is `job:seq`. Duplicates are dropped by
+/// (job, seq, type) — seq alone is not unique in thread history, where it restarts per turn.
+struct CodexWorkerEventMapper {
+    private var seen = RecentSet(capacity: 8192)
+    private var startedJobs = RecentSet(capacity: 1024)
+    private var finishedJobs = RecentSet(capacity: 1024)
+    private var outcomes: [String: (TurnOutcome, String?)] = [:]
+    /// Items announced by item.started, by id: a file-change approval takes its changes from here.
+    private var items: [String: JSONValue] = [:]
+    private var completedParts = RecentSet(capacity: 8192)
+    private(set) var pendingApprovals: [String: Approval] = [:]
+    /// The last seq seen per job (for resuming with `cursor=`).
+    private(set) var lastSeq: [String: Int64] = [:]
+
+    init() {}
+
+    static func cursor(job: String, seq: Int64) -> String { "\(job):\(seq)" }
+
+    static func parseCursor(_ cursor: String) -> (job: String, seq: Int64)? {
+        guard let colon = cursor.lastIndex(of: ":"), let seq = Int64(cursor[cursor.index(after: colon)...]) else { return nil }
+        let job = String(cursor[..<colon])
+        return job.isEmpty ? nil : (job, seq)
+    }
+
+    func hasFinished(job: String) -> Bool { finishedJobs.contains(job) }
+
+    mutating func map(_ envelope: JSONValue) -> [Event] {
+        guard let type = envelope["type"]?.string, let job = envelope["jobId"]?.string else { return [] }
+        let seq = envelope["seq"]?.int
+        if let seq {
+            guard seen.insert("\(job)|\(seq)|\(type)") else { return [] }
+            lastSeq[job] = max(lastSeq[job] ?? -1, seq)
+        }
+        let payload = envelope["payload"] ?? .object([:])
+        let cursor = seq.map { Self.cursor(job: job, seq: $0) }
+        let thread = payload["threadId"]?.string
+        var events: [Event] = []
+        if let thread { threads[job] = thread }
+        if !startedJobs.contains(job), !finishedJobs.contains(job) {
+            startedJobs.insert(job)
+            events.append(.turnStarted(session: thread ?? threadOf(job), turn: job, cursor: cursor, data: ["job": .string(job)]))
+        }
+        switch type {
+        case "job.created":
+            break
+        case "job.state":
+            if let status = Self.sessionStatus(payload["state"]?.string), lastStatus[job] != status {
+                lastStatus[job] = status
+                var event = Event.sessionStatus(thread ?? threadOf(job) ?? "", status, message: payload["errorMessage"]?.string)
+                if event.session == "" { event.session = nil }
+                event.turn = job
+                event.cursor = cursor
+                events.append(event)
+            }
+        case "turn.started":
+            break
+        case "turn.completed":
+            let turn = payload["turn"]
+            if let outcome = CodexThreadItem.outcome(ofTurnStatus: turn?["status"]?.string) {
+                outcomes[job] = (outcome, turn?["error"]?["message"]?.string)
+            }
+        case "item.started", "item.completed":
+            guard let item = payload["item"], let id = item["id"]?.string, let kind = CodexThreadItem.kind(of: item) else { break }
+            let turnThread = thread ?? threadOf(job)
+            if type == "item.started" {
+                items[id] = item
+                var content = CodexThreadItem.content(of: item)
+                if kind == .text || kind == .reasoning { content["text"] = "" }
+                events.append(.part(.partStarted, session: turnThread, turn: job, part: id, kind: kind, content: content, cursor: cursor))
+            } else {
+                items[id] = nil
+                guard completedParts.insert(id) else { break }
+                events.append(.part(.partCompleted, session: turnThread, turn: job, part: id, kind: kind,
+                                    content: CodexThreadItem.content(of: item), cursor: cursor))
+            }
+        case "item.agentMessage.delta", "item.commandExecution.outputDelta", "item.fileChange.outputDelta":
+            guard let id = payload["itemId"]?.string, let delta = payload["delta"]?.string else { break }
+            let kind: PartKind = type == "item.agentMessage.delta" ? .text : type == "item.fileChange.outputDelta" ? .fileChange : .command
+            events.append(.partDelta(session: thread ?? threadOf(job), turn: job, part: id, kind: kind,
+                                     field: kind == .text ? "text" : "output", delta: delta, cursor: cursor))
+        case "approval.required":
+            guard let approval = approval(from: payload, job: job) else { break }
+            pendingApprovals[approval.id] = approval
+            events.append(.approvalRequested(approval, cursor: cursor))
+        case "approval.resolved":
+            guard let approvalID = payload["approvalId"]?.string else { break }
+            let id = CompositeID.join([job, approvalID])
+            pendingApprovals[id] = nil
+            // A resolution after job.finished is stale (the job is over): not worth an event.
+            guard !finishedJobs.contains(job) else { break }
+            events.append(.approvalResolved(id: id, session: thread ?? threadOf(job), turn: job,
+                                            decision: Self.decision(fromWorker: payload["decision"]?.string), cursor: cursor))
+        case "error":
+            let message = payload["error"]?["message"]?.string ?? payload["message"]?.string ?? "unknown error"
+            let willRetry = payload["willRetry"]?.bool ?? false
+            events.append(.error(TetherError(.failed, "Codex: \(message)", retryable: willRetry),
+                                 session: thread ?? threadOf(job), turn: job))
+            events[events.count - 1].cursor = cursor
+        case "job.finished":
+            finishedJobs.insert(job)
+            for id in pendingApprovals.keys where id.hasPrefix(CompositeID.join([job]) + String(CompositeID.separator)) {
+                pendingApprovals[id] = nil
+            }
+            let state = payload["state"]?.string
+            let outcome: TurnOutcome = switch state {
+            case "DONE": .completed
+            case "CANCELLED": .cancelled
+            case "FAILED": .failed
+            default: outcomes[job]?.0 ?? .completed
+            }
+            let error = outcome == .failed ? (payload["errorMessage"]?.string ?? outcomes[job]?.1 ?? "the turn failed") : nil
+            events.append(.turnCompleted(session: thread ?? threadOf(job), turn: job, outcome: outcome, error: error, cursor: cursor))
+            outcomes[job] = nil
+            lastStatus[job] = nil
+        default:
+            break  // thread.started and anything newer: not part of the domain
+        }
+        return events
+    }
+
+    private var threads: [String: String] = [:]
+    /// QUEUED and RUNNING are both busy: announce a status only when it changes.
+    private var lastStatus: [String: SessionStatus] = [:]
+    private func threadOf(_ job: String) -> String? { threads[job] }
+
+    /// Remember which thread a job belongs to (from its snapshot), for events that omit it.
+    mutating func noteThread(_ thread: String, job: String) { threads[job] = thread }
+
+    static func sessionStatus(_ state: String?) -> SessionStatus? {
+        switch state {
+        case "QUEUED", "RUNNING": return .busy
+        case "WAITING_APPROVAL": return .waitingApproval
+        case "DONE", "CANCELLED": return .idle
+        case "FAILED": return .error
+        default: return nil
+        }
+    }
+
+    static func decision(fromWorker decision: String?) -> String {
+        switch decision {
+        case "accept_with_execpolicy_amendment": return Decision.acceptWithAmendment.rawValue
+        case let value?: return value
+        default: return "unknown"
+        }
+    }
+
+    private func approval(from payload: JSONValue, job: String) -> Approval? {
+        guard let approvalID = payload["approvalId"]?.string else { return nil }
+        let isCommand = payload["kind"]?.string != "file_change"
+        let command = payload["command"]?.string
+        var changes: [JSONValue] = []
+        if !isCommand, let itemID = payload["itemId"]?.string, let item = items[itemID] {
+            changes = (item["changes"]?.array ?? []).map(CodexThreadItem.change)
+        }
+        var extra: JSONObject = [:]
+        if let amendment = payload["proposedExecpolicyAmendment"]?.array, !amendment.isEmpty {
+            extra["proposed_amendment"] = .array(amendment)
+        }
+        if let item = payload["itemId"]?.string { extra["item"] = .string(item) }
+        if let grantRoot = payload["grantRoot"], !grantRoot.isNull { extra["grant_root"] = grantRoot }
+        return Approval(id: CompositeID.join([job, approvalID]), session: payload["threadId"]?.string, turn: job,
+                        kind: isCommand ? .command : .fileChange,
+                        title: isCommand ? "Run \(command ?? "a command")" : "Apply file changes",
+                        command: command, cwd: payload["cwd"]?.string, reason: payload["reason"]?.string, changes: changes,
+                        options: isCommand ? Decision.allCases : [.accept, .acceptForSession, .decline, .cancel],
+                        risk: isCommand ? CodexThreadItem.risk(command: command) : .medium, extra: extra)
+    }
+}

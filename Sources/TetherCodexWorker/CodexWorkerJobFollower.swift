@@ -1,0 +1,160 @@
+import Foundation
+import Logging
+import TetherCore
+import TetherNet
+
+/// Follows one job's event stream to its `job.finished`. The worker never closes the stream,
+/// so the follower does; it resumes after a drop with `cursor=<last seq>` (the worker ignores
+/// Last-Event-ID) and drops duplicates by seq; when the worker has trimmed what it needs
+/// (`409 CURSOR_EXPIRED`) it says how many events were lost and goes on from what is retained.
+struct CodexWorkerJobFollower: Sendable {
+    let backend: CodexWorkerBackend
+    let job: String
+    let thread: String?
+    /// Resume after this seq (`events --since job:seq`); nil: from the first retained event.
+    let since: Int64?
+
+    private var client: CodexWorkerClient { backend.client }
+
+    /// `live: false` replays what the job has now (JSON) and returns.
+    func follow(mapper: inout CodexWorkerEventMapper, live: Bool, emit: (Event) -> Void) async throws {
+        let snapshot = try await backend.api("reading job \(job)") { try await client.get("/v1/jobs/\(job)") }
+        if let thread = thread ?? snapshot["threadId"]?.string { mapper.noteThread(thread, job: job) }
+        var cursor = mapper.lastSeq[job] ?? since ?? -1
+        let terminal = ["DONE", "FAILED", "CANCELLED"].contains(snapshot["state"]?.string ?? "")
+
+        if terminal || !live {
+            // Nothing more will come: one JSON replay is the whole story.
+            try await replay(after: cursor, mapper: &mapper, emit: emit)
+            return
+        }
+
+        while !Task.isCancelled {
+            let start = cursor
+            let source = EventSource(client: client.http, configuration: .init(
+                makeRequest: { [client, job] lastEventID in
+                    HTTPRequest(.get, client.url("/v1/jobs/\(job)/events?cursor=\(lastEventID ?? String(start))"),
+                                headers: [("Accept", "text/event-stream")], authorization: client.authorization)
+                },
+                liveness: backend.configuration.liveness))
+            do {
+                for try await element in source {
+                    switch element {
+                    case .connecting(let attempt):
+                        if attempt > 1 { emit(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL)) }
+                    case .open:
+                        emit(.connection(.connected, endpoint: client.configuration.baseURL))
+                    case .disconnected(let reason, let retryIn, let attempt):
+                        emit(.connection(.reconnecting, attempt: attempt,
+                                         reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn)"))
+                    case .comment:
+                        break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
+                    case .event(let sse):
+                        guard let envelope = try? JSONParser.parse(sse.data) else {
+                            backend.logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
+                            continue
+                        }
+                        for event in mapper.map(envelope) { emit(event) }
+                        if let seq = envelope["seq"]?.int { cursor = max(cursor, seq) }
+                        if envelope["type"]?.string == "job.finished" { return }
+                    }
+                }
+                return
+            } catch let error as NetError {
+                cursor = mapper.lastSeq[job] ?? cursor
+                let code = (try? JSONParser.parse(error.body))?["error"]?["code"]?.string
+                switch (error.status, code) {
+                case (409?, "CURSOR_EXPIRED"?):
+                    cursor = try await recoverExpiredCursor(after: cursor, emit: emit)
+                case (404?, _):
+                    emit(.error(TetherError(.eventsLost, "job \(job) is gone from the Codex Worker (404 \(code ?? "JOB_NOT_FOUND")): it was restarted and kept nothing after seq \(cursor)",
+                                            hint: "thread history survives: tether history \(thread ?? "THREAD")"),
+                                session: thread, turn: job))
+                    return
+                case (401?, _), (403?, _):
+                    throw client.tetherError(.init(status: error.status!, code: code ?? "UNAUTHORIZED", message: ""), doing: "streaming job \(job)")
+                default:
+                    throw error.tetherError(service: "the Codex Worker (profile \(client.configuration.profile))")
+                }
+            }
+        }
+    }
+
+    /// The events we need were trimmed: report exactly how many are lost, then continue from
+    /// the first one the worker still has.
+    private func recoverExpiredCursor(after cursor: Int64, emit: (Event) -> Void) async throws -> Int64 {
+        let retained = try await backend.api("reading job \(job)") { try await client.get("/v1/jobs/\(job)/events") }
+        let firstSeq = retained["firstSeq"]?.int ?? (cursor + 1)
+        let lost = max(0, firstSeq - (cursor + 1))
+        emit(.error(TetherError(.eventsLost, "\(lost) events of job \(job) were lost (seq \(cursor + 1)…\(firstSeq - 1)): the Codex Worker no longer keeps them (409 CURSOR_EXPIRED)",
+                                hint: "the job's final state still arrives; tether history shows the thread's messages"),
+                    session: thread, turn: job))
+        return firstSeq - 1
+    }
+
+    private func replay(after cursor: Int64, mapper: inout CodexWorkerEventMapper, emit: (Event) -> Void) async throws {
+        do {
+            let page = try await client.get("/v1/jobs/\(job)/events?cursor=\(cursor)")
+            for envelope in page["data"]?.array ?? [] { for event in mapper.map(envelope) { emit(event) } }
+        } catch let error as CodexWorkerClient.APIError where error.code == "CURSOR_EXPIRED" {
+            let next = try await recoverExpiredCursor(after: cursor, emit: emit)
+            try await replay(after: next, mapper: &mapper, emit: emit)
+        } catch let error as CodexWorkerClient.APIError {
+            throw client.tetherError(error, doing: "reading job \(job)")
+        }
+    }
+}
+
+/// `tether events` for the Codex Worker: one job (`--turn`, `--since job:seq`) or a thread
+/// followed across its jobs (`--session`).
+struct CodexWorkerEventStream: Sendable {
+    let backend: CodexWorkerBackend
+    let request: EventsRequest
+
+    func run(emit: @escaping (Event) -> Void) async throws {
+        var mapper = CodexWorkerEventMapper()
+        var since: Int64?
+        var job = request.turn
+        if let cursor = request.since {
+            guard let parsed = CodexWorkerEventMapper.parseCursor(cursor) else {
+                throw TetherError(.usage, "\"\(cursor)\" is not a Codex Worker cursor (JOB:SEQ, from an event's \"cursor\")")
+            }
+            if let job, job != parsed.job {
+                throw TetherError(.usage, "--since \(cursor) is in job \(parsed.job), not in --turn \(job)")
+            }
+            job = parsed.job
+            since = parsed.seq
+        }
+        if let job {
+            try await CodexWorkerJobFollower(backend: backend, job: job, thread: request.session, since: since)
+                .follow(mapper: &mapper, live: request.follow, emit: emit)
+            return
+        }
+        guard let thread = request.session else {
+            throw TetherError(.usage, "the codex-worker backend streams a thread or a job",
+                              hint: "pass --session THREAD (follows its jobs) or --turn JOB")
+        }
+        guard request.follow else {
+            if let active = try await backend.activeJob(thread: thread) {
+                try await CodexWorkerJobFollower(backend: backend, job: active, thread: thread, since: nil)
+                    .follow(mapper: &mapper, live: false, emit: emit)
+            }
+            return
+        }
+        // Follow the thread: each job in turn, looking for the next one between jobs.
+        var announcedWaiting = false
+        while !Task.isCancelled {
+            if let active = try await backend.activeJob(thread: thread), !mapper.hasFinished(job: active) {
+                announcedWaiting = false
+                try await CodexWorkerJobFollower(backend: backend, job: active, thread: thread, since: nil)
+                    .follow(mapper: &mapper, live: true, emit: emit)
+            } else {
+                if !announcedWaiting {
+                    announcedWaiting = true
+                    emit(.sessionStatus(thread, .idle))
+                }
+                try await Task.sleep(for: backend.configuration.jobPollInterval)
+            }
+        }
+    }
+}
