@@ -1,4 +1,124 @@
 import ArgumentParser
+import Foundation
+import Logging
+import TetherSim
+
+/// `tether simulate BACKEND`: a faithful simulator of a backend on loopback, for trying Tether,
+/// writing scripts, or reproducing a problem without a real agent.
 struct SimulateCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "simulate", abstract: "Run a backend simulator.")
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Run a backend simulator on loopback; prints its URL on the first line and serves until interrupted.",
+        discussion: """
+            Backends: opencode, codex-worker, sse (a generic SSE test server: /flood?n=N&size=S, \
+            /resume?total=N&dropEvery=K, /ticker?interval_ms=I&count=C, /stall?after=N, /status/CODE, …).
+            Scenarios (opencode): \(OpenCodeScenario.allCases.map(\.rawValue).joined(separator: ", ")); \
+            without --scenario the prompt's words choose (ask to run/remove/clean something for an approval).
+            """)
+
+    enum Simulated: String, ExpressibleByArgument, CaseIterable {
+        case opencode
+        case codexWorker = "codex-worker"
+        case sse
+    }
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: ArgumentHelp("The backend to simulate: \(Simulated.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "backend"))
+    var backend: Simulated
+    @Option(help: ArgumentHelp("Where to listen.", valueName: "host:port")) var listen = "127.0.0.1:0"
+    @Option(help: "Force a scripted scenario for every turn.") var scenario: String?
+    @Option(help: "Require this password (opencode, user \"opencode\") or bearer token (codex-worker).") var token: String?
+    @Option(help: ArgumentHelp("Pause between scripted events, in milliseconds.", valueName: "ms")) var pacing: Int = 40
+    @Flag(help: "OpenCode: speak the legacy (0.x–1.0) wire shapes.") var legacy = false
+    @Option(help: ArgumentHelp("OpenCode: flood every /global/event connection with N deltas (benchmarks).", valueName: "N"))
+    var flood: Int?
+
+    func validate() throws {
+        guard HostPortArgument(listen) != nil else {
+            throw ValidationError("--listen takes HOST:PORT, e.g. 127.0.0.1:4096 (port 0 picks a free one)")
+        }
+        if let scenario, OpenCodeScenario(rawValue: scenario) == nil, backend == .opencode {
+            throw ValidationError("unknown scenario \"\(scenario)\"; use one of: \(OpenCodeScenario.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let logger = LogSetup.logger(verbosity: options.verbose)
+            let address = HostPortArgument(listen)!
+            let url: URL
+            let stop: @Sendable () async -> Void
+            switch backend {
+            case .opencode:
+                let simulator = OpenCodeSimulator(options: .init(
+                    password: token, pacing: .milliseconds(pacing), legacy: legacy,
+                    scenario: scenario.flatMap(OpenCodeScenario.init(rawValue:)), flood: flood), logger: logger)
+                url = try await simulator.start(host: address.host, port: address.port)
+                stop = { await simulator.stop() }
+            case .codexWorker:
+                let simulator = CodexWorkerSimulator(options: .init(token: token, pacing: .milliseconds(pacing)), logger: logger)
+                url = try await simulator.start(host: address.host, port: address.port)
+                stop = { await simulator.stop() }
+            case .sse:
+                let server = SSEScriptServer(logger: logger)
+                url = try await server.start(port: address.port)
+                stop = { await server.stop() }
+            }
+            LineOutput.standardOutput.write(url.absoluteString + "\n")
+            LineOutput.standardError.write("tether simulate: \(backend.rawValue) simulator listening on \(url.absoluteString); Ctrl-C stops it\n")
+            await waitForInterrupt()
+            await stop()
+        }
+    }
+}
+
+/// `HOST:PORT` on the command line.
+struct HostPortArgument {
+    let host: String
+    let port: UInt16
+
+    init?(_ text: String) {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        self.host = host
+        self.port = port
+    }
+}
+
+/// Suspends until SIGINT or SIGTERM.
+func waitForInterrupt() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let once = OnceFlag()
+        var sources: [any DispatchSourceSignal] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                if once.set() { continuation.resume() }
+            }
+            source.resume()
+            sources.append(source)
+        }
+        SignalSources.keep(sources)
+    }
+}
+
+/// Keeps signal sources alive for the life of the process.
+enum SignalSources {
+    nonisolated(unsafe) private static var retained: [any DispatchSourceSignal] = []
+    static func keep(_ sources: [any DispatchSourceSignal]) { retained += sources }
+}
+
+final class OnceFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    func set() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if done { return false }
+        done = true
+        return true
+    }
 }

@@ -9,6 +9,7 @@ final class EventPrinter {
     private var renderer: TextRenderer
     private let profile: String?
     private let backend: BackendKind?
+    private var printedAny = false
 
     init(format: OutputFormat, includeRaw: Bool, profile: String?, backend: BackendKind?,
          output: LineOutput = .standardOutput, style: Style) {
@@ -21,6 +22,10 @@ final class EventPrinter {
     }
 
     func print(_ event: Event) {
+        if !printedAny {
+            printedAny = true
+            StatusLine.shared.clear()
+        }
         var event = event
         if event.profile == nil { event.profile = profile }
         if event.backend == nil { event.backend = backend }

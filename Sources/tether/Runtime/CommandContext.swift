@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherConfig
 import TetherCore
+import TetherCodexWorker
 import TetherOpenCode
 
 /// What a command needs once the global options are read: the profile, a logger, a printer and
@@ -50,7 +51,11 @@ struct CommandContext {
                                       password: password, directory: settings.directory, profile: profile.name),
                 logger: logger)
             return (profile, backend)
-        case .codexWorker, .codexMonitor, .notification:
+        case .codexWorker(let settings):
+            let token = try settings.token?.resolve(environment)
+            return (profile, CodexWorkerBackend(
+                configuration: .init(baseURL: settings.url.absoluteString, token: token, profile: profile.name), logger: logger))
+        case .codexMonitor, .notification:
             throw TetherError(.unsupported, "the \(profile.backend.rawValue) backend (profile \(profile.name)) is not in this build yet",
                               hint: "profiles with backend = \"opencode\" work today; see `tether profiles list`")
         }
