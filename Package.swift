@@ -63,6 +63,8 @@ let package = Package(
         .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         // End-to-end: runs the real `tether` binary as a subprocess.
-        .testTarget(name: "TetherCLITests", dependencies: ["tether", "TetherSim"], swiftSettings: strict),
+        .testTarget(name: "TetherCLITests", dependencies: [
+            "tether", "TetherSim", "TetherCore", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
     ]
 )

@@ -28,6 +28,17 @@ struct ReconnectPolicyTests {
         return (policy, actions)
     }
 
+    @Test func aConnectionThatDeliveredRestartsTheSchedule() {
+        var (policy, _) = Self.failing(4)
+        policy.connecting()
+        policy.connected(at: .now)
+        policy.madeProgress()
+        var random = SplitMix64(seed: 1)
+        #expect(policy.failed(.streamEnded, at: .now, using: &random) == .reconnect(after: .seconds(1), attempt: 1))
+        // Without progress, the next failure climbs again.
+        #expect(policy.failed(.streamEnded, at: .now, using: &random) == .reconnect(after: .seconds(2), attempt: 2))
+    }
+
     // MARK: - Schedule
 
     /// (attempt, delay)

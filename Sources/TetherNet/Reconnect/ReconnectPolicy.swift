@@ -96,6 +96,13 @@ public struct ReconnectPolicy: Sendable {
         state = .connected(since: instant)
     }
 
+    /// The connection delivered data: whatever ends it next is a fresh failure, so the schedule
+    /// starts over (a server that drops every few events is not one that refuses us).
+    public mutating func madeProgress() {
+        guard !isStopped else { return }
+        attempts = 0
+    }
+
     /// The attempt or the connection failed at `now`; returns what to do, drawing jitter from `generator`.
     public mutating func failed(
         _ failure: Failure, at now: ContinuousClock.Instant, using generator: inout some RandomNumberGenerator

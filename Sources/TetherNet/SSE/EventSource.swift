@@ -100,6 +100,7 @@ public struct EventSource: AsyncSequence, Sendable {
                         decoder = SSEDecoder(emitComments: configuration.emitComments)
                         decoder.lastEventID = lastEventID ?? ""
                         body = stream.makeAsyncIterator()
+                        progressed = false
                         pending.append(.open(status: stream.status, headers: stream.headers))
                     } catch {
                         try await connectionLost(error)
@@ -123,6 +124,10 @@ public struct EventSource: AsyncSequence, Sendable {
                                 logger.warning("dropped an SSE event with a line longer than \(limit) bytes")
                             }
                         }
+                    }
+                    if !decoded.isEmpty, !progressed {
+                        progressed = true
+                        policy.madeProgress()
                     }
                     pending.append(contentsOf: decoded)
                     if !decoder.lastEventID.isEmpty { lastEventID = decoder.lastEventID }
@@ -169,5 +174,7 @@ public struct EventSource: AsyncSequence, Sendable {
             }
         }
         private var pendingSleep: Duration?
+        /// Whether the current connection has delivered an event yet.
+        private var progressed = false
     }
 }
