@@ -1,0 +1,163 @@
+import Foundation
+import Logging
+import Testing
+import TetherCore
+import TetherSim
+
+/// The real binary against the Codex Worker simulator on loopback.
+@Suite(.serialized) struct CodexWorkerCLITests {
+    let env = ["WORKER_TEST_TOKEN": "t0ken"]
+
+    func withWorker(_ options: CodexWorkerSimulator.Options = .init(token: "t0ken"),
+                    _ body: (CodexWorkerSimulator, [String], String) async throws -> Void) async throws {
+        let simulator = CodexWorkerSimulator(options: options, logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
+        let url = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let config = try TemporaryConfig("""
+            [profiles.w]
+            backend = "codex-worker"
+            url = "\(url.absoluteString)"
+            token = { env = "WORKER_TEST_TOKEN" }
+            """)
+        let global = ["--config", config.path, "-p", "w"]
+        let created = try await TetherProcess.run(["sessions", "create", "--title", "e2e"] + global, environment: env)
+        #expect(created.status == 0, "\(created.stderr)")
+        let thread = try #require(try created.events().first?.session)
+        try await body(simulator, global, thread)
+    }
+
+    func finalText(_ events: [Event]) -> [String] {
+        events.filter { $0.type == .partCompleted && $0.data["kind"] == "text" }.compactMap { $0.data["text"]?.string }
+    }
+
+    @Test func aPlainTurnStreamsToCompletion() async throws {
+        try await withWorker { _, global, thread in
+            let result = try await TetherProcess.run(["send", thread, "hello there", "--follow"] + global, environment: env)
+            #expect(result.status == 0, "\(result.stderr)")
+            let events = try result.events()
+            let job = try #require(events.first { $0.type == .turnStarted }?.turn)
+            #expect(job.hasPrefix("job_"))
+            #expect(events.last { $0.type == .turnCompleted }?.data["status"] == "completed")
+            #expect(finalText(events).first == "hello there")
+            // Deltas assemble to each message's final text, and every envelope event has job:seq.
+            for part in events.filter({ $0.type == .partCompleted && $0.data["role"] == "assistant" }) {
+                let deltas = events.filter { $0.type == .partDelta && $0.part == part.part }.compactMap { $0.data["delta"]?.string }.joined()
+                #expect(deltas == part.data["text"]?.string)
+            }
+            #expect(events.filter { $0.type != .connectionState }.allSatisfy { $0.cursor?.hasPrefix(job + ":") ?? false })
+        }
+    }
+
+    @Test(arguments: [
+        (["--decision", "accept"], "accept", "completed"),
+        (["--decision", "accept_for_session"], "accept_for_session", "completed"),
+        (["--decision", "accept_with_amendment", "--amendment", "swift", "build"], "accept_with_amendment", "completed"),
+        (["--decision", "decline"], "decline", "declined"),
+        (["--decision", "cancel"], "cancel", "declined"),
+    ])
+    func eachDecision(arguments: [String], decision: String, commandStatus: String) async throws {
+        try await withWorker { _, global, thread in
+            let send = try TetherProcess(["send", thread, "run the build", "--follow"] + global, environment: env)
+            let approval = try await send.waitForEvent(.approvalRequested)
+            let id = try #require(approval.data["id"]?.string)
+            #expect(approval.data["kind"] == "command")
+            let approve = try await TetherProcess.run(["approve", id] + arguments + global, environment: env)
+            #expect(approve.status == 0, "\(approve.stderr)")
+            let result = try await send.finish()
+            let events = try result.events()
+            #expect(events.first { $0.type == .approvalResolved }?.data["decision"]?.string == decision)
+            let command = events.last { $0.type == .partCompleted && $0.data["kind"] == "command" }
+            #expect(command?.data["status"]?.string == commandStatus)
+            let outcome = events.last { $0.type == .turnCompleted }?.data["status"]?.string
+            #expect(outcome == (decision == "cancel" ? "cancelled" : "completed"))
+            #expect(result.status == (decision == "cancel" ? 1 : 0))
+        }
+    }
+
+    @Test func anAmendmentOnAFileChangeIsRefusedByTheWorker() async throws {
+        try await withWorker { _, global, thread in
+            let send = try TetherProcess(["send", thread, "edit the file", "--follow"] + global, environment: env)
+            let approval = try await send.waitForEvent(.approvalRequested)
+            #expect(approval.data["kind"] == "file_change")
+            let id = try #require(approval.data["id"]?.string)
+            let refused = try await TetherProcess.run(["approve", id, "--decision", "accept_with_amendment", "--amendment", "x"] + global, environment: env)
+            #expect(refused.status == 64)
+            #expect(refused.stderr.contains("INVALID_DECISION_FOR_KIND"))
+            #expect(try await TetherProcess.run(["approve", id] + global, environment: env).status == 0)
+            #expect(try await send.finish().status == 0)
+        }
+    }
+
+    @Test func abortWhileWaitingForApprovalCancels() async throws {
+        try await withWorker { _, global, thread in
+            let send = try TetherProcess(["send", thread, "run the build", "--follow"] + global, environment: env)
+            _ = try await send.waitForEvent(.approvalRequested)
+            let busy = try await TetherProcess.run(["send", thread, "and another thing"] + global, environment: env)
+            #expect(busy.status == 1)
+            #expect(busy.stderr.contains("THREAD_HAS_ACTIVE_JOB"))
+            #expect(busy.stderr.contains("tether events --turn job_"))
+            let abort = try await TetherProcess.run(["abort", thread] + global, environment: env)
+            #expect(abort.status == 0, "\(abort.stderr)")
+            let result = try await send.finish()
+            #expect(result.status == 1)
+            #expect(try result.events().last { $0.type == .turnCompleted }?.data["status"] == "cancelled")
+        }
+    }
+
+    @Test func aDroppedStreamResumesWithoutLossOrDuplicates() async throws {
+        try await withWorker(.init(token: "t0ken", pacing: .milliseconds(10), dropStreamAfter: 15, dropStreamRepeats: true)) { _, global, thread in
+            let result = try await TetherProcess.run(["send", thread, "long 40", "--follow"] + global, environment: env, timeout: .seconds(120))
+            #expect(result.status == 0, "\(result.stderr)")
+            let events = try result.events()
+            #expect(events.filter { $0.type == .connectionState && $0.data["state"] == "reconnecting" }.count >= 2)
+            let seqs = events.compactMap(\.cursor).compactMap { Int($0.split(separator: ":").last!) }
+            #expect(seqs == seqs.sorted())
+            let deltas = events.filter { $0.type == .partDelta }
+            #expect(Set(deltas.compactMap(\.cursor)).count == deltas.count)
+            #expect(deltas.count == 40)
+            let message = try #require(events.last { $0.type == .partCompleted && $0.data["role"] == "assistant" })
+            #expect(deltas.compactMap { $0.data["delta"]?.string }.joined() == message.data["text"]?.string)
+        }
+    }
+
+    @Test func anExpiredCursorIsReportedAsALoss() async throws {
+        try await withWorker(.init(token: "t0ken", retention: 10)) { _, global, thread in
+            let sent = try await TetherProcess.run(["send", thread, "long 30", "--follow"] + global, environment: env, timeout: .seconds(60))
+            let job = try #require(try sent.events().first { $0.type == .turnStarted }?.turn)
+            let replay = try await TetherProcess.run(["events", "--since", "\(job):2"] + global, environment: env)
+            #expect(replay.status == 0, "\(replay.stderr)")
+            let events = try replay.events()
+            let loss = try #require(events.first { $0.type == .error })
+            #expect(loss.data["code"] == "events_lost")
+            #expect(loss.data["message"]?.string?.contains("were lost") == true)
+            #expect(events.last?.type == .turnCompleted)
+        }
+    }
+
+    @Test func aWrongTokenExits77() async throws {
+        try await withWorker { _, global, _ in
+            let result = try await TetherProcess.run(["sessions", "list"] + global, environment: ["WORKER_TEST_TOKEN": "nope"])
+            #expect(result.status == 77)
+            #expect(result.stderr.contains("profiles.w.token"))
+            #expect(!result.stderr.contains("nope"))
+        }
+    }
+
+    @Test func historyPagesThroughEveryTurn() async throws {
+        try await withWorker { _, global, thread in
+            // Enough turns that the thread's history spans several 200-event pages.
+            for index in 0..<70 {
+                let result = try await TetherProcess.run(["send", thread, "turn \(index)", "--follow"] + global, environment: env)
+                #expect(result.status == 0)
+            }
+            let history = try await TetherProcess.run(["history", thread] + global, environment: env)
+            #expect(history.status == 0, "\(history.stderr)")
+            let events = try history.events()
+            #expect(events.filter { $0.type == .turnCompleted }.count == 70)
+            let prompts = events.filter { $0.type == .partCompleted && $0.data["role"] == "user" }.compactMap { $0.data["text"]?.string }
+            #expect(prompts == (0..<70).map { "turn \($0)" })
+            let limited = try await TetherProcess.run(["history", thread, "--limit", "3"] + global, environment: env)
+            #expect(try limited.events().filter { $0.type == .turnCompleted }.count == 3)
+        }
+    }
+}
