@@ -39,6 +39,9 @@ let package = Package(
         .target(name: "TetherCodexWorker", dependencies: [
             "TetherCore", "TetherNet", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        .target(name: "TetherCodexMonitor", dependencies: [
+            "TetherCore", "TetherNet", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         // Simulators: independent implementations of each backend's wire, for tests, `simulate`, `demo`.
         .target(name: "TetherSim", dependencies: [
             .product(name: "FlyingFox", package: "FlyingFox"),
@@ -47,7 +50,7 @@ let package = Package(
         ], swiftSettings: strict),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "TetherCore", "TetherNet", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker",
+            "TetherCore", "TetherNet", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
@@ -61,6 +64,8 @@ let package = Package(
         .testTarget(name: "TetherOpenCodeTests", dependencies: ["TetherOpenCode", "TetherCore"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore"],
+                    resources: [.copy("Transcripts")], swiftSettings: strict),
+        .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCore", "TetherNet"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         // End-to-end: runs the real `tether` binary as a subprocess.
         .testTarget(name: "TetherCLITests", dependencies: [

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherConfig
 import TetherCore
+import TetherCodexMonitor
 import TetherCodexWorker
 import TetherOpenCode
 
@@ -55,7 +56,13 @@ struct CommandContext {
             let token = try settings.token?.resolve(environment)
             return (profile, CodexWorkerBackend(
                 configuration: .init(baseURL: settings.url.absoluteString, token: token, profile: profile.name), logger: logger))
-        case .codexMonitor, .notification:
+        case .codexMonitor(let settings):
+            let token = try settings.token?.resolve(environment)
+            return (profile, CodexMonitorBackend(
+                configuration: .init(host: settings.address.host, port: settings.address.port, token: token,
+                                     workspace: settings.workspace, profile: profile.name),
+                logger: logger))
+        case .notification:
             throw TetherError(.unsupported, "the \(profile.backend.rawValue) backend (profile \(profile.name)) is not in this build yet",
                               hint: "profiles with backend = \"opencode\" work today; see `tether profiles list`")
         }

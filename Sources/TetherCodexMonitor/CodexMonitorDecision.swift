@@ -1,0 +1,59 @@
+import TetherCore
+
+/// Tether's decisions ⇄ the app-server's approval answers (v2, camelCase values; the amendment's
+/// inner key is snake_case, as Codex's serde names it).
+enum CodexMonitorDecision {
+    /// The `result` that `respond_to_server_request` relays for `answer` to a request of `kind`.
+    static func result(for answer: ApprovalAnswer, kind: CodexMonitorApprovalID.Kind) throws -> JSONValue {
+        switch kind {
+        case .command, .fileChange:
+            break
+        case .permissions, .userInput:
+            let what = kind == .permissions ? "permission requests" : "questions (requestUserInput)"
+            throw TetherError(.unsupported, "answering Codex \(what) from Tether is not supported yet",
+                              hint: "answer it in CodexMonitor itself; Tether shows it so you know one is waiting")
+        }
+        let decision: JSONValue
+        switch answer.decision {
+        case .accept: decision = "accept"
+        case .acceptForSession: decision = "acceptForSession"
+        case .acceptWithAmendment:
+            guard kind == .command else {
+                throw TetherError(.usage, "a file change cannot be accepted with an amendment (only commands take an exec-policy amendment)",
+                                  hint: "use --decision accept or accept_for_session")
+            }
+            guard !answer.amendment.isEmpty else {
+                throw TetherError(.usage, "accept_with_amendment needs the command prefix to allow from now on",
+                                  hint: "e.g. tether approve ID --decision accept_with_amendment --amendment npm test")
+            }
+            decision = ["acceptWithExecpolicyAmendment": ["execpolicy_amendment": JSONValue(answer.amendment)]]
+        case .decline: decision = "decline"
+        case .cancel: decision = "cancel"
+        }
+        return ["decision": decision]
+    }
+
+    /// One entry of a request's `availableDecisions` (a string, or an object keyed by the
+    /// decision) → Tether's decision; nil for those Tether cannot express (network amendments).
+    static func decision(fromWire value: JSONValue) -> Decision? {
+        let name = value.string ?? value.object?.keys.first
+        switch name {
+        case "accept": return .accept
+        case "acceptForSession": return .acceptForSession
+        case "acceptWithExecpolicyAmendment": return .acceptWithAmendment
+        case "decline": return .decline
+        case "cancel": return .cancel
+        default: return nil
+        }
+    }
+
+    /// The decision an item's final status implies, for approvals resolved without
+    /// `serverRequest/resolved` (older app-servers, or resolved while we were away).
+    static func decision(fromItemStatus status: String?) -> String {
+        switch status {
+        case "completed", "inProgress": return Decision.accept.rawValue
+        case "declined": return Decision.decline.rawValue
+        default: return "unknown"
+        }
+    }
+}

@@ -1,0 +1,551 @@
+import TetherCodexProtocol
+import TetherCore
+
+/// CodexMonitor daemon notifications → normalized events. A pure state machine: `map` takes one
+/// notification (`app-server-event` carrying a raw Codex app-server message, or `terminal-*`) and
+/// returns the domain events it means; `reconcile` takes a thread re-read with `resume_thread`
+/// after a (re)connect and returns only what the stream missed. No I/O here.
+///
+/// Ids: a session is `WORKSPACE~THREAD`; turns and parts keep Codex's ids. Every part completes
+/// once (`item/completed` is authoritative; a turn that ends with parts still open completes them
+/// from what was seen). Approvals are Codex's server→client requests, deduplicated by workspace +
+/// request id + item (current Codex re-announces pending ones on `thread/resume`).
+struct CodexMonitorEventMapper {
+    struct PendingApproval: Sendable {
+        var approval: Approval
+        var id: CodexMonitorApprovalID
+        var item: String?
+        var turn: String?
+    }
+
+    private struct TurnState {
+        var session: String
+        var id: String
+        var error: String?
+        var usage: Usage?
+        var diff: String?
+    }
+
+    private struct PartState {
+        var session: String
+        var turn: String?
+        var id: String
+        var kind: PartKind
+        var item: JSONValue?
+        var sequence: Int
+        var text = ""
+        var output = ""
+
+        /// Text assembled from deltas, capped so one endless part cannot grow memory without bound.
+        static let textLimit = 8 << 20
+        static func append(_ piece: String, to text: inout String) {
+            guard text.utf8.count + piece.utf8.count <= textLimit else { return }
+            text += piece
+        }
+    }
+
+    private var openTurns: [String: TurnState] = [:]
+    private var finishedTurns = RecentSet(capacity: 4096)
+    private var openParts: [String: PartState] = [:]
+    private var completedParts = RecentSet(capacity: 16_384)
+    private var seenRequests = RecentSet(capacity: 4096)
+    private(set) var pendingApprovals: [String: PendingApproval] = [:]
+    private var statuses: [String: SessionStatus] = [:]
+    /// Sessions whose turns we have followed (live or by reconcile): a reconcile of any other
+    /// session starts from its running turn instead of replaying its history.
+    private var knownSessions: Set<String> = []
+    private var partSequence = 0
+
+    init() {}
+
+    /// Sessions with a turn in progress, as far as we know.
+    var openSessions: [String] { Set(openTurns.values.map(\.session)).sorted() }
+
+    func approvals(session: String? = nil) -> [Approval] {
+        pendingApprovals.values.map(\.approval).filter { session == nil || $0.session == session }.sorted { $0.id < $1.id }
+    }
+
+    // MARK: - Daemon notifications
+
+    mutating func map(method: String, params: JSONValue) -> [Event] {
+        switch method {
+        case "app-server-event":
+            // `workspace_id` is snake_case here (and nowhere else); accept camelCase too.
+            guard let workspace = Self.string(params, "workspace_id", "workspaceId"), let message = params["message"] else { return [] }
+            return map(workspace: workspace, message: message)
+        case "terminal-output":
+            return [Event(.terminalOutput, data: .compact([
+                "workspace": JSONValue(Self.string(params, "workspaceId", "workspace_id")),
+                "terminal": JSONValue(Self.string(params, "terminalId", "terminal_id")),
+                "data": JSONValue(params["data"]?.string),
+            ]))]
+        case "terminal-exit":
+            var data = JSONObject.compact([
+                "workspace": JSONValue(Self.string(params, "workspaceId", "workspace_id")),
+                "terminal": JSONValue(Self.string(params, "terminalId", "terminal_id")),
+            ])
+            if let code = params["exitCode"]?.int ?? params["code"]?.int { data["code"] = .int(code) }
+            return [Event(.terminalExit, data: data)]
+        default:
+            return []
+        }
+    }
+
+    /// The app-server methods that can produce events (others are logged at debug level).
+    static let handledMethods: Set<String> = [
+        "thread/started", "thread/status/changed", "thread/name/updated", "thread/archived", "thread/unarchived",
+        "turn/started", "turn/completed", "item/started", "item/completed", "item/agentMessage/delta",
+        "item/plan/delta", "item/reasoning/summaryTextDelta", "item/reasoning/textDelta",
+        "item/commandExecution/outputDelta", "item/fileChange/outputDelta", "turn/plan/updated", "turn/diff/updated",
+        "thread/tokenUsage/updated", "error", "serverRequest/resolved", "codex/connected",
+        "item/commandExecution/requestApproval", "item/fileChange/requestApproval",
+        "item/permissions/requestApproval", "item/tool/requestUserInput",
+    ]
+
+    /// One raw app-server message of `workspace`: a notification, or a request (it has an `id`).
+    mutating func map(workspace: String, message: JSONValue) -> [Event] {
+        guard let method = message["method"]?.string else { return [] }
+        let p = message["params"] ?? .null
+        if let id = message["id"], !id.isNull {
+            return mapRequest(workspace: workspace, id: id, method: method, params: p)
+        }
+        let thread = Self.string(p, "threadId", "thread_id")
+        let session = thread.map { CodexMonitorSessionID.make(workspace: workspace, thread: $0) }
+        let turn = Self.string(p, "turnId", "turn_id")
+
+        switch method {
+        case "thread/started":
+            guard let thread = p["thread"], let info = CodexMonitorThread.session(workspace: workspace, thread: thread) else { return [] }
+            return [.session(.sessionCreated, info)]
+        case "thread/status/changed":
+            guard let session, let status = CodexMonitorThread.status(p["status"]) else { return [] }
+            return setStatus(session, status)
+        case "thread/name/updated":
+            guard let session else { return [] }
+            return [.session(.sessionUpdated, Session(id: session, title: Self.string(p, "threadName", "name")))]
+        case "thread/archived", "thread/unarchived":
+            guard let session else { return [] }
+            return [.session(.sessionUpdated, Session(id: session, archived: method == "thread/archived"))]
+        case "turn/started":
+            guard let session, let id = p["turn"]?["id"]?.string ?? turn else { return [] }
+            return ensureTurn(session: session, turn: id)
+        case "turn/completed":
+            guard let session, let turnObject = p["turn"] else { return [] }
+            return completeTurn(session: session, turn: turnObject)
+        case "item/started":
+            guard let session, let item = p["item"] else { return [] }
+            return startItem(session: session, turn: turn, item: item)
+        case "item/completed":
+            guard let session, let item = p["item"] else { return [] }
+            return completeItem(session: session, turn: turn, item: item)
+        case "item/agentMessage/delta":
+            return delta(session, turn, p, kind: .text, field: "text")
+        case "item/plan/delta":
+            return delta(session, turn, p, kind: .plan, field: "text")
+        case "item/reasoning/summaryTextDelta", "item/reasoning/textDelta":
+            return delta(session, turn, p, kind: .reasoning, field: "text")
+        case "item/commandExecution/outputDelta":
+            return delta(session, turn, p, kind: .command, field: "output")
+        case "item/fileChange/outputDelta":
+            return delta(session, turn, p, kind: .fileChange, field: "output")
+        case "turn/plan/updated":
+            guard let session else { return [] }
+            let steps: [JSONValue] = (p["plan"]?.array ?? []).map { step in
+                .object(.compact(["step": JSONValue(step["step"]?.string), "status": JSONValue(Self.planStatus(step["status"]?.string))]))
+            }
+            var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
+            events.append(.planUpdated(session: session, turn: turn, steps: steps, explanation: p["explanation"]?.string))
+            return events
+        case "turn/diff/updated":
+            guard let session, let turn, let diff = p["diff"]?.string else { return [] }
+            return updateDiff(session: session, turn: turn, diff: diff)
+        case "thread/tokenUsage/updated":
+            guard let session, let usage = Self.usage(p["tokenUsage"] ?? p["usage"]) else { return [] }
+            if let turn { openTurns[Self.key(session, turn)]?.usage = usage }
+            return [.usageUpdated(session: session, turn: turn, usage: usage)]
+        case "error":
+            return mapError(session: session, turn: turn, params: p)
+        case "serverRequest/resolved":
+            guard let request = p["requestId"] ?? p["request_id"] else { return [] }
+            let token = CodexMonitorApprovalID.token(for: request)
+            let resolved = pendingApprovals.values.filter {
+                $0.id.workspace == workspace && CodexMonitorApprovalID.token(for: $0.id.request) == token
+                    && (thread == nil || $0.id.thread == thread)
+            }
+            // The notification does not say how it was answered (and `approve` may run in
+            // another process): "unknown", unless the answer is ours (see CodexMonitorBackend.approve).
+            return resolved.sorted { $0.approval.id < $1.approval.id }.flatMap { resolve($0, decision: "unknown") }
+        case "codex/connected":
+            // A new app-server process: requests of the old one can no longer be answered.
+            for (id, pending) in pendingApprovals where pending.id.workspace == workspace { pendingApprovals[id] = nil }
+            return []
+        default:
+            return []  // codex/stderr, account/*, mcpServer/*, thread/live_* …: not part of the domain
+        }
+    }
+
+    // MARK: - Turns
+
+    private mutating func ensureTurn(session: String, turn: String) -> [Event] {
+        let key = Self.key(session, turn)
+        guard openTurns[key] == nil, !finishedTurns.contains(key) else { return [] }
+        openTurns[key] = TurnState(session: session, id: turn)
+        knownSessions.insert(session)
+        return [.turnStarted(session: session, turn: turn)] + setStatus(session, .busy)
+    }
+
+    private mutating func completeTurn(session: String, turn: JSONValue) -> [Event] {
+        guard let id = turn["id"]?.string else { return [] }
+        let key = Self.key(session, id)
+        guard !finishedTurns.contains(key) else { return [] }
+        var events = ensureTurn(session: session, turn: id)
+        // Newer app-servers list the turn's items here: authoritative for any we missed.
+        for item in turn["items"]?.array ?? [] {
+            events += completeItem(session: session, turn: id, item: item)
+        }
+        let outcome = CodexThreadItem.outcome(ofTurnStatus: turn["status"]?.string) ?? .completed
+        let state = openTurns.removeValue(forKey: key)
+        finishedTurns.insert(key)
+
+        let leftOpen = openParts.values.filter { $0.session == session && $0.turn == id }.sorted { $0.sequence < $1.sequence }
+        for part in leftOpen {
+            openParts[Self.key(session, part.id)] = nil
+            guard completedParts.insert(Self.key(session, part.id)) else { continue }
+            events.append(.part(.partCompleted, session: session, turn: id, part: part.id, kind: part.kind,
+                                content: Self.finalContent(part, outcome: outcome)))
+        }
+        if let diff = state?.diff {
+            events.append(.part(.partCompleted, session: session, turn: id, part: Self.diffPart(turn: id), kind: .patch,
+                                content: Self.diffContent(diff)))
+        }
+        // Requests of a finished turn can no longer be answered (Codex clears them).
+        for (approvalID, pending) in pendingApprovals where pending.approval.session == session && pending.turn == id {
+            pendingApprovals[approvalID] = nil
+        }
+        let error = outcome == .failed ? (turn["error"]?["message"]?.string ?? state?.error ?? "the turn failed") : nil
+        events.append(.turnCompleted(session: session, turn: id, outcome: outcome, error: error, usage: state?.usage))
+        if !openTurns.values.contains(where: { $0.session == session }) {
+            events += setStatus(session, .idle)
+        }
+        return events
+    }
+
+    // MARK: - Items
+
+    private mutating func startItem(session: String, turn: String?, item: JSONValue) -> [Event] {
+        guard let id = item["id"]?.string, let kind = CodexThreadItem.kind(of: item) else { return [] }
+        var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
+        let key = Self.key(session, id)
+        guard !completedParts.contains(key) else { return events }
+        if openParts[key] != nil {
+            openParts[key]?.item = item  // a fresher snapshot (a re-read): no second part.started
+            return events
+        }
+        partSequence += 1
+        openParts[key] = PartState(session: session, turn: turn, id: id, kind: kind, item: item, sequence: partSequence)
+        var content = CodexThreadItem.content(of: item)
+        if kind == .text || kind == .reasoning || kind == .plan { content["text"] = "" }
+        events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: content))
+        return events
+    }
+
+    private mutating func completeItem(session: String, turn: String?, item: JSONValue) -> [Event] {
+        guard let id = item["id"]?.string, let kind = CodexThreadItem.kind(of: item) else { return [] }
+        var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
+        let key = Self.key(session, id)
+        let open = openParts.removeValue(forKey: key)
+        if completedParts.insert(key) {
+            events.append(.part(.partCompleted, session: session, turn: turn ?? open?.turn, part: id, kind: kind,
+                                content: CodexThreadItem.content(of: item)))
+        }
+        // Resolved without `serverRequest/resolved` (older app-servers, or while we were away).
+        let status = item["status"]?.string
+        for pending in pendingApprovals.values.filter({ $0.approval.session == session && $0.item == id })
+            .sorted(by: { $0.approval.id < $1.approval.id }) {
+            events += resolve(pending, decision: CodexMonitorDecision.decision(fromItemStatus: status))
+        }
+        return events
+    }
+
+    private mutating func delta(_ session: String?, _ turn: String?, _ p: JSONValue, kind: PartKind, field: String) -> [Event] {
+        guard let session, let id = Self.string(p, "itemId", "item_id"), let delta = p["delta"]?.string, !delta.isEmpty else { return [] }
+        let key = Self.key(session, id)
+        guard !completedParts.contains(key) else { return [] }  // late, or already read whole after a resync
+        var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
+        if openParts[key] == nil {
+            // Its item/started was missed (dropped by a lagging daemon): start it from what we know.
+            partSequence += 1
+            openParts[key] = PartState(session: session, turn: turn, id: id, kind: kind, item: nil, sequence: partSequence)
+            var content: JSONObject = kind == .text ? ["role": "assistant", "text": ""] : [:]
+            if kind == .reasoning || kind == .plan { content["text"] = "" }
+            events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: content))
+        }
+        if field == "output" {
+            PartState.append(delta, to: &openParts[key]!.output)
+        } else {
+            PartState.append(delta, to: &openParts[key]!.text)
+        }
+        events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, field: field, delta: delta))
+        return events
+    }
+
+    /// A part whose turn ended before its `item/completed`: its last snapshot, with the text or
+    /// output gathered from deltas, and a running status settled by the turn's outcome.
+    private static func finalContent(_ part: PartState, outcome: TurnOutcome) -> JSONObject {
+        var content: JSONObject = part.item.map(CodexThreadItem.content(of:)) ?? (part.kind == .text ? ["role": "assistant"] : [:])
+        if part.kind == .text || part.kind == .reasoning || part.kind == .plan {
+            if (content["text"]?.string ?? "").isEmpty { content["text"] = .string(part.text) }
+        }
+        if !part.output.isEmpty, (content["output"]?.string ?? "").isEmpty { content["output"] = .string(part.output) }
+        if let status = content["status"]?.string, status == PartStatus.running.rawValue || status == PartStatus.pending.rawValue {
+            content["status"] = .string((outcome == .completed ? PartStatus.completed : PartStatus.failed).rawValue)
+        }
+        return content
+    }
+
+    // MARK: - Diff, usage, errors
+
+    private mutating func updateDiff(session: String, turn: String, diff: String) -> [Event] {
+        var events = ensureTurn(session: session, turn: turn)
+        let key = Self.key(session, turn)
+        guard openTurns[key] != nil else { return events }
+        let first = openTurns[key]?.diff == nil
+        openTurns[key]?.diff = diff
+        // The aggregated diff is one `patch` part per turn: started now, completed with the
+        // final diff when the turn ends (a diff is replaced, not appended to).
+        if first {
+            events.append(.part(.partStarted, session: session, turn: turn, part: Self.diffPart(turn: turn), kind: .patch,
+                                content: Self.diffContent(diff)))
+        }
+        return events
+    }
+
+    static func diffPart(turn: String) -> String { CompositeID.join([turn, "diff"]) }
+
+    static func diffContent(_ diff: String) -> JSONObject {
+        var files: [String] = []
+        for line in diff.split(separator: "\n", omittingEmptySubsequences: true) where line.hasPrefix("+++ ") {
+            var path = String(line.dropFirst(4))
+            if path == "/dev/null" { continue }
+            if path.hasPrefix("b/") { path.removeFirst(2) }
+            if !files.contains(path) { files.append(path) }
+        }
+        if files.isEmpty {
+            // Deleted files only have a `--- a/path` side.
+            for line in diff.split(separator: "\n") where line.hasPrefix("--- a/") {
+                files.append(String(line.dropFirst(6)))
+            }
+        }
+        return ["diff": .string(diff), "files": JSONValue(files)]
+    }
+
+    /// `tokenUsage.total` (the thread's running totals: each report replaces the last).
+    static func usage(_ tokenUsage: JSONValue?) -> Usage? {
+        guard let tokenUsage, tokenUsage.object != nil else { return nil }
+        let total = tokenUsage["total"] ?? tokenUsage
+        func int(_ key: String) -> Int? { total[key]?.int.map { Int($0) } }
+        return Usage(inputTokens: int("inputTokens"), outputTokens: int("outputTokens"),
+                     reasoningTokens: int("reasoningOutputTokens"), cacheReadTokens: int("cachedInputTokens"),
+                     contextWindow: tokenUsage["modelContextWindow"]?.int.map { Int($0) })
+    }
+
+    private mutating func mapError(session: String?, turn: String?, params p: JSONValue) -> [Event] {
+        let message = p["error"]?["message"]?.string ?? p["error"]?.string ?? p["message"]?.string ?? "unknown error"
+        // willRetry: Codex retries by itself and the turn goes on; false: the turn is failing.
+        let willRetry = p["willRetry"]?.bool ?? p["will_retry"]?.bool ?? false
+        var event = Event.error(TetherError(.failed, "Codex: \(message)", retryable: willRetry), session: session, turn: turn)
+        if let info = p["error"]?["codexErrorInfo"], !info.isNull { event.data["codex_error_info"] = info }
+        if let details = p["error"]?["additionalDetails"]?.string { event.data["details"] = .string(details) }
+        var events = [event]
+        if let session {
+            if willRetry {
+                events += setStatus(session, .retrying, message: message)
+            } else if let turn {
+                openTurns[Self.key(session, turn)]?.error = message
+            }
+        }
+        return events
+    }
+
+    // MARK: - Approvals
+
+    private mutating func mapRequest(workspace: String, id: JSONValue, method: String, params p: JSONValue) -> [Event] {
+        guard let kind = CodexMonitorApprovalID.Kind(method: method), let thread = Self.string(p, "threadId", "thread_id") else {
+            return []
+        }
+        let approvalID = CodexMonitorApprovalID(workspace: workspace, thread: thread, request: id, kind: kind)
+        let session = approvalID.session
+        let turn = Self.string(p, "turnId", "turn_id")
+        let item = Self.string(p, "itemId", "item_id")
+        let dedup = [workspace, CodexMonitorApprovalID.token(for: id), item ?? ""].joined(separator: "\u{1F}")
+        guard pendingApprovals[approvalID.string] == nil, seenRequests.insert(dedup) else { return [] }
+        // A request for an item already completed is stale (delivered late): nothing to answer.
+        if let item, completedParts.contains(Self.key(session, item)) { return [] }
+
+        let approval = makeApproval(approvalID, session: session, turn: turn, item: item, params: p)
+        var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
+        pendingApprovals[approval.id] = PendingApproval(approval: approval, id: approvalID, item: item, turn: turn)
+        events.append(.approvalRequested(approval))
+        events += setStatus(session, .waitingApproval)
+        return events
+    }
+
+    private func makeApproval(_ approvalID: CodexMonitorApprovalID, session: String, turn: String?, item: String?,
+                              params p: JSONValue) -> Approval {
+        var extra: JSONObject = ["workspace": .string(approvalID.workspace), "request_id": approvalID.request]
+        if let item { extra["item"] = .string(item) }
+        let offered = p["availableDecisions"]?.array.map { list in
+            list.compactMap(CodexMonitorDecision.decision(fromWire:)).reduce(into: [Decision]()) { if !$0.contains($1) { $0.append($1) } }
+        }
+        let reason = p["reason"]?.string
+        switch approvalID.kind {
+        case .command:
+            let command = p["command"]?.string ?? p["command"]?.array?.compactMap(\.string).joined(separator: " ")
+            if let amendment = p["proposedExecpolicyAmendment"]?.array, !amendment.isEmpty { extra["proposed_amendment"] = .array(amendment) }
+            if let network = p["networkApprovalContext"], !network.isNull { extra["network"] = network }
+            return Approval(id: approvalID.string, session: session, turn: turn, kind: .command,
+                            title: "Run \(command ?? "a command")", command: command, cwd: p["cwd"]?.string, reason: reason,
+                            options: offered ?? Decision.allCases, risk: CodexThreadItem.risk(command: command), extra: extra)
+        case .fileChange:
+            let snapshot = item.flatMap { openParts[Self.key(session, $0)]?.item }
+            let changes = (snapshot?["changes"]?.array ?? p["changes"]?.array ?? []).map(CodexThreadItem.change)
+            if let grantRoot = p["grantRoot"], !grantRoot.isNull { extra["grant_root"] = grantRoot }
+            let fileChangeOptions: [Decision] = [.accept, .acceptForSession, .decline, .cancel]
+            return Approval(id: approvalID.string, session: session, turn: turn, kind: .fileChange,
+                            title: changes.count == 1 ? "Change \(changes[0]["path"]?.string ?? "a file")"
+                                : changes.isEmpty ? "Apply file changes" : "Change \(changes.count) files",
+                            reason: reason, changes: changes,
+                            options: (offered ?? fileChangeOptions).filter(fileChangeOptions.contains), risk: .medium, extra: extra)
+        case .permissions:
+            if let permissions = p["permissions"] { extra["permissions"] = permissions }
+            return Approval(id: approvalID.string, session: session, turn: turn, kind: .permission, title: "Grant permissions",
+                            reason: reason, options: [], risk: .medium, extra: extra)
+        case .userInput:
+            let questions = p["questions"]?.array ?? []
+            if !questions.isEmpty { extra["questions"] = .array(questions) }
+            let title = questions.first.flatMap { $0["question"]?.string ?? $0["header"]?.string } ?? "Codex asks a question"
+            return Approval(id: approvalID.string, session: session, turn: turn, kind: .question, title: title,
+                            reason: reason, options: [], risk: .low, extra: extra)
+        }
+    }
+
+    private mutating func resolve(_ pending: PendingApproval, decision: String) -> [Event] {
+        pendingApprovals[pending.approval.id] = nil
+        var events: [Event] = [.approvalResolved(id: pending.approval.id, session: pending.approval.session, turn: pending.turn,
+                                                 decision: decision)]
+        if let session = pending.approval.session, !pendingApprovals.values.contains(where: { $0.approval.session == session }),
+           openTurns.values.contains(where: { $0.session == session }) {
+            events += setStatus(session, .busy)
+        }
+        return events
+    }
+
+    // MARK: - Helpers
+
+    private mutating func setStatus(_ session: String, _ status: SessionStatus, message: String? = nil) -> [Event] {
+        guard statuses[session] != status || status == .retrying else { return [] }
+        statuses[session] = status
+        return [.sessionStatus(session, status, message: message)]
+    }
+
+    static func key(_ session: String, _ id: String) -> String { session + "\u{1F}" + id }
+
+    /// The first of `keys` that holds a string: CodexMonitor's clients read both spellings.
+    static func string(_ value: JSONValue, _ keys: String...) -> String? {
+        for key in keys { if let text = value[key]?.string { return text } }
+        return nil
+    }
+
+    static func planStatus(_ status: String?) -> String? {
+        switch status {
+        case "inProgress", "in_progress": return "in_progress"
+        case let other: return other
+        }
+    }
+}
+
+// MARK: - Re-reading threads
+
+extension CodexMonitorEventMapper {
+    /// What a thread re-read with `resume_thread` (`{id, status, turns:[{id, status, error,
+    /// items}]}`) says that the stream did not: the daemon never replays and drops events for
+    /// slow clients, so this runs after every (re)connect. For a session we have not followed it
+    /// starts at the running turn (no history replay); otherwise at the first turn we have open,
+    /// or after the last we know. Everything already emitted is dropped.
+    mutating func reconcile(workspace: String, thread: JSONValue) -> [Event] {
+        guard let threadID = thread["id"]?.string else { return [] }
+        let session = CodexMonitorSessionID.make(workspace: workspace, thread: threadID)
+        let turns = thread["turns"]?.array ?? []
+        let ids = turns.map { $0["id"]?.string ?? "" }
+        let running = turns.firstIndex { CodexThreadItem.outcome(ofTurnStatus: $0["status"]?.string) == nil } ?? turns.count
+        var start = running
+        if knownSessions.contains(session) {
+            let known = ids.indices.filter { openTurns[Self.key(session, ids[$0])] != nil || finishedTurns.contains(Self.key(session, ids[$0])) }
+            let firstOpen = ids.indices.first { openTurns[Self.key(session, ids[$0])] != nil }
+            if let last = known.last { start = Swift.min(firstOpen ?? last + 1, last + 1) }
+        }
+        knownSessions.insert(session)
+
+        var events: [Event] = []
+        for (index, turn) in turns.enumerated() where index >= start {
+            let id = ids[index]
+            guard !id.isEmpty, !finishedTurns.contains(Self.key(session, id)) else { continue }
+            events += ensureTurn(session: session, turn: id)
+            let items = turn["items"]?.array ?? []
+            let inProgress = CodexThreadItem.outcome(ofTurnStatus: turn["status"]?.string) == nil
+            for (position, item) in items.enumerated() {
+                // In a running turn the last message may still be streaming: start it, and let
+                // its item/completed (or the turn's end) complete it.
+                if Self.isSettled(item, last: position == items.count - 1, turnInProgress: inProgress) {
+                    events += completeItem(session: session, turn: id, item: item)
+                } else {
+                    events += startItem(session: session, turn: id, item: item)
+                }
+            }
+            if !inProgress {
+                var finished = turn
+                if case .object(var object) = turn {
+                    object["items"] = []  // already applied above
+                    finished = .object(object)
+                }
+                events += completeTurn(session: session, turn: finished)
+            }
+        }
+        if let status = CodexMonitorThread.status(thread["status"]) {
+            let busy = openTurns.values.contains { $0.session == session }
+            // A re-read never turns a running session idle while we hold its turn open.
+            if !(status == .idle && busy) { events += setStatus(session, status) }
+        }
+        return events
+    }
+
+    private static func isSettled(_ item: JSONValue, last: Bool, turnInProgress: Bool) -> Bool {
+        if let status = item["status"]?.string {
+            return ["completed", "failed", "declined"].contains(status)
+        }
+        return !(turnInProgress && last)
+    }
+
+    /// A thread's past turns (from `resume_thread`) as events: `turn.started`, `part.completed`
+    /// for each item, and `turn.completed` for turns that ended. `limit` keeps the last turns.
+    static func history(workspace: String, thread: JSONValue, limit: Int?) -> [Event] {
+        guard let threadID = thread["id"]?.string else { return [] }
+        let session = CodexMonitorSessionID.make(workspace: workspace, thread: threadID)
+        var turns = thread["turns"]?.array ?? []
+        if let limit { turns = Array(turns.suffix(Swift.max(0, limit))) }
+        var mapper = CodexMonitorEventMapper()
+        var events: [Event] = []
+        for turn in turns {
+            guard let id = turn["id"]?.string else { continue }
+            events += mapper.ensureTurn(session: session, turn: id)
+            for item in turn["items"]?.array ?? [] {
+                events += mapper.completeItem(session: session, turn: id, item: item)
+            }
+            if CodexThreadItem.outcome(ofTurnStatus: turn["status"]?.string) != nil, case .object(var object) = turn {
+                object["items"] = []
+                events += mapper.completeTurn(session: session, turn: .object(object))
+            }
+        }
+        return events.filter { $0.type != .sessionStatus }
+    }
+}

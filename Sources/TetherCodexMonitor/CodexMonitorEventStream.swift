@@ -1,0 +1,233 @@
+import Logging
+import TetherCore
+import TetherNet
+
+/// The live side of the CodexMonitor backend: one connection, the mapper, and the resync that
+/// makes up for a daemon that never replays and silently drops events for slow clients. After
+/// every (re)connect the threads that matter (the one asked for, those with a turn we hold open,
+/// those Codex says are active) are re-read with `resume_thread` and only what was missed is
+/// emitted; Codex then re-announces their pending approvals, deduplicated by the mapper. A
+/// silent connection is checked with `ping`. Everything runs in one task: no locks.
+struct CodexMonitorEventStream: Sendable {
+    let backend: CodexMonitorBackend
+    let request: EventsRequest
+    /// For `send --follow`: the prompt to send once the connection is up and resynced, so
+    /// nothing of its turn can be missed.
+    let sendOnReady: SendRequest?
+
+    private var configuration: CodexMonitorBackend.Configuration { backend.configuration }
+    private var logger: Logger { backend.logger }
+
+    func run() -> AsyncThrowingStream<Event, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Event.self)
+        let task = Task {
+            do {
+                try await pump(continuation)
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private typealias Output = AsyncThrowingStream<Event, any Error>.Continuation
+
+    /// Per-run state, owned by the pump's task.
+    private struct State {
+        var mapper = CodexMonitorEventMapper()
+        /// `--session`, as a full `WORKSPACE~THREAD` id.
+        var target: (workspace: String, thread: String)?
+        var sessionFilter: String?
+        var sent = false
+        var targetTurn: String?
+        var done = false
+    }
+
+    private func pump(_ output: Output) async throws {
+        var state = State()
+        state.target = try request.session.map(backend.parseSession)
+        state.sessionFilter = state.target.map { CodexMonitorSessionID.make(workspace: $0.workspace, thread: $0.thread) }
+
+        guard request.follow || sendOnReady != nil else {
+            // What is current, then stop.
+            let client = try await backend.open()
+            defer { client.close() }
+            let watched = try await backend.watchedWorkspaces(client)
+            for event in try await resync(client, watched: watched, &state) where !state.done { emit(event, &state, output) }
+            for notification in try await Self.settle(client, quiet: configuration.settle) {
+                handle(notification.method, notification.params, raw: notification.raw, watched: watched, &state, output)
+            }
+            return
+        }
+
+        var policy = ReconnectPolicy(configuration: configuration.reconnect)
+        output.yield(.connection(.connecting, attempt: 1, endpoint: configuration.endpoint))
+        while true {
+            try Task.checkCancellation()
+            policy.connecting()
+            let failure: ReconnectPolicy.Failure
+            let reason: String
+            do {
+                let client = try await backend.open()
+                defer { client.close() }
+                policy.connected(at: .now)
+                output.yield(.connection(.connected, endpoint: configuration.endpoint))
+                try await live(client, &state, output)
+                if state.done { return }
+                failure = .streamEnded
+                reason = "the daemon closed the connection"
+            } catch let error as TetherError where error.retryable || error.code == .unavailable || error.code == .timeout {
+                failure = .transportError
+                reason = error.message
+            }
+            switch policy.failed(failure, at: .now) {
+            case .reconnect(let delay, let attempt):
+                logger.info("CodexMonitor stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
+                output.yield(.connection(.reconnecting, attempt: attempt, endpoint: configuration.endpoint,
+                                         reason: "\(reason); retrying in \(delay)"))
+                try await Task.sleep(for: delay)
+            case .stop(let why):
+                output.yield(.connection(.failed, endpoint: configuration.endpoint, reason: reason))
+                throw TetherError(.unavailable, "gave up on CodexMonitor at \(configuration.endpoint) (\(why)): \(reason)",
+                                  hint: "`tether check -p \(configuration.profile)` tests the connection", retryable: true)
+            }
+        }
+    }
+
+    /// One connection's life: resync, maybe send, then notifications until the end.
+    private func live(_ client: CodexMonitorClient, _ state: inout State, _ output: Output) async throws {
+        let watched = try await backend.watchedWorkspaces(client)
+        if let target = state.target { try await client.connectWorkspace(target.workspace) }
+        for event in try await resync(client, watched: watched, &state) where !state.done { emit(event, &state, output) }
+        if state.done { return }
+        if let prompt = sendOnReady, !state.sent {
+            state.sent = true  // never twice, even if the connection drops before the answer
+            let receipt = try await backend.send(prompt, using: client)
+            state.targetTurn = receipt.turn
+        }
+        while !state.done {
+            let poll: CodexMonitorRPC.Poll
+            do {
+                poll = try await client.rpc.poll(timeout: configuration.keepalive)
+            } catch let failure as CodexMonitorRPC.Failure {
+                throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: configuration)
+            }
+            switch poll {
+            case .ended:
+                return
+            case .timedOut:
+                // The daemon never pings and sets no TCP keepalive: make sure the link is alive.
+                do {
+                    _ = try await client.call("ping", doing: "checking a silent connection", timeout: .seconds(15))
+                } catch let error as TetherError where error.code == .unsupported {}
+            case .incoming(.lost(let count)):
+                logger.warning("Tether fell behind and dropped CodexMonitor events; re-reading the active threads",
+                               metadata: ["dropped": "\(count)"])
+                for event in try await resync(client, watched: watched, &state) where !state.done { emit(event, &state, output) }
+            case .incoming(.notification(let method, let params, let raw)):
+                handle(method, params, raw: raw, watched: watched, &state, output)
+            }
+        }
+    }
+
+    private func handle(_ method: String, _ params: JSONValue, raw: JSONValue, watched: [CodexMonitorWorkspace],
+                        _ state: inout State, _ output: Output) {
+        let workspace: String?
+        switch method {
+        case "app-server-event":
+            workspace = CodexMonitorEventMapper.string(params, "workspace_id", "workspaceId")
+            let inner = params["message"]?["method"]?.string ?? "(none)"
+            if inner == "codex/stderr" {
+                logger.debug("codex stderr", metadata: ["workspace": "\(workspace ?? "?")", "line": "\(params["message"]?["params"]?["message"]?.string ?? "")"])
+            } else if !CodexMonitorEventMapper.handledMethods.contains(inner) {
+                logger.debug("CodexMonitor event not mapped", metadata: ["method": "\(inner)"])
+            }
+        case "terminal-output", "terminal-exit":
+            workspace = CodexMonitorEventMapper.string(params, "workspaceId", "workspace_id")
+        default:
+            logger.debug("CodexMonitor notification ignored", metadata: ["method": "\(method)"])
+            return
+        }
+        // Events are broadcast for every workspace; a profile with a workspace sees only its own.
+        if configuration.workspace != nil, let workspace, !watched.contains(where: { $0.id == workspace }) { return }
+        for var event in state.mapper.map(method: method, params: params) where !state.done {
+            if event.raw == nil { event.raw = raw }
+            emit(event, &state, output)
+        }
+    }
+
+    /// Re-reads the threads that matter and returns what the stream had not emitted.
+    private func resync(_ client: CodexMonitorClient, watched: [CodexMonitorWorkspace], _ state: inout State) async throws -> [Event] {
+        var targets: [(workspace: String, thread: String)] = []
+        func add(_ workspace: String, _ thread: String) {
+            if !targets.contains(where: { $0.workspace == workspace && $0.thread == thread }) { targets.append((workspace, thread)) }
+        }
+        if let target = state.target { add(target.workspace, target.thread) }
+        for session in state.mapper.openSessions {
+            if let parsed = CodexMonitorSessionID.parse(session) { add(parsed.workspace, parsed.thread) }
+        }
+        if state.target == nil {
+            for workspace in watched {
+                let threads = try await backend.api("listing the threads of workspace \(workspace.id)") { try await client.threads(in: workspace) }
+                for thread in threads where CodexMonitorThread.isActive(thread) {
+                    if let id = thread["id"]?.string { add(workspace.id, id) }
+                }
+            }
+        }
+        var events: [Event] = []
+        for (workspace, thread) in targets {
+            do {
+                let object = try await backend.resume(client, workspace: workspace, thread: thread)
+                events += state.mapper.reconcile(workspace: workspace, thread: object)
+            } catch let error as TetherError where error.code == .notFound && !(state.target.map { $0 == (workspace, thread) } ?? false) {
+                logger.info("a thread went away while Tether was disconnected", metadata: ["thread": "\(thread)", "error": "\(error.message)"])
+            }
+        }
+        return events
+    }
+
+    private func emit(_ event: Event, _ state: inout State, _ output: Output) {
+        guard keep(event, &state) else { return }
+        output.yield(event)
+        if request.untilTurnCompletes, event.type == .turnCompleted, event.turn == state.targetTurn {
+            state.done = true
+        }
+    }
+
+    /// Applies `--session` / `--turn`, and for `send --follow` keeps to the turn the prompt started.
+    private func keep(_ event: Event, _ state: inout State) -> Bool {
+        if event.type == .connectionState { return true }
+        if let session = state.sessionFilter, event.session != session { return false }
+        if request.untilTurnCompletes {
+            if state.targetTurn == nil, state.sent, event.type == .turnStarted { state.targetTurn = event.turn }
+            guard let target = state.targetTurn else { return false }
+            return event.turn == target || (event.turn == nil && event.type == .sessionStatus)
+        }
+        if let turn = request.turn, event.turn != turn { return false }
+        return true
+    }
+
+    /// Collects notifications until none has come for `quiet` (at most four times that): long
+    /// enough for Codex to re-announce the pending requests of threads just resumed.
+    static func settle(_ client: CodexMonitorClient, quiet: Duration) async throws
+        -> [(method: String, params: JSONValue, raw: JSONValue)] {
+        var collected: [(method: String, params: JSONValue, raw: JSONValue)] = []
+        let deadline = ContinuousClock.now + quiet * 4
+        while ContinuousClock.now < deadline {
+            let poll: CodexMonitorRPC.Poll
+            do {
+                poll = try await client.rpc.poll(timeout: Swift.min(quiet, deadline - .now))
+            } catch let failure as CodexMonitorRPC.Failure {
+                throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: client.configuration)
+            }
+            switch poll {
+            case .timedOut, .ended: return collected
+            case .incoming(.lost): continue
+            case .incoming(.notification(let method, let params, let raw)): collected.append((method, params, raw))
+            }
+        }
+        return collected
+    }
+}

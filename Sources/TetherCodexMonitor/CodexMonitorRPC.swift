@@ -1,0 +1,308 @@
+import Logging
+import Synchronization
+import TetherCore
+import TetherNet
+
+/// JSON-RPC with the CodexMonitor daemon over one line connection.
+///
+/// Many calls may be in flight; the daemon answers them in any order (each request is its own
+/// task upstream), so responses are matched by id, and each call has its own timeout.
+/// Notifications arrive interleaved with responses and are queued for one consumer. The reader
+/// never waits for that consumer — a call awaited while handling an event must still get its
+/// response — so the queue is bounded in bytes instead, and what overflows is dropped and
+/// reported as ``Incoming/lost(count:)`` (the daemon itself drops events for slow clients the
+/// same way, silently). Unparsable lines and responses to unknown ids are logged and skipped.
+final class CodexMonitorRPC: Sendable {
+    /// Why a call failed.
+    enum Failure: Error, Sendable {
+        /// The daemon answered `{"error":{"message"}}`.
+        case remote(RemoteError)
+        /// No response within the call's timeout.
+        case timedOut(method: String, after: Duration)
+        /// The connection ended: with this error, or `nil` when closed cleanly (by either side).
+        case closed(NetError?)
+    }
+
+    /// What the notification consumer receives.
+    enum Incoming: Sendable, Equatable {
+        /// A daemon notification; `raw` is the whole line, for `--raw`.
+        case notification(method: String, params: JSONValue, raw: JSONValue)
+        /// This many notifications were dropped here because the consumer fell behind.
+        case lost(count: Int)
+    }
+
+    /// The outcome of waiting for a notification with a time limit.
+    enum Poll: Sendable, Equatable {
+        case incoming(Incoming)
+        case timedOut
+        /// The connection ended cleanly (a broken one throws).
+        case ended
+    }
+
+    private struct State {
+        var nextID: Int64 = 1
+        var pending: [Int64: ResponseSlot] = [:]
+        var queue: [(Incoming, Int)] = []
+        var head = 0
+        var queuedBytes = 0
+        var waiter: (token: Int, continuation: CheckedContinuation<Poll, any Error>)?
+        var waiterTokens = 0
+        /// A poll whose timer fired before it started waiting: it returns `.timedOut` at once.
+        var expiredToken: Int?
+        var end: Failure?
+    }
+
+    private let connection: any LineConnection
+    private let logger: Logger
+    private let notificationBudget: Int
+    private let state = Mutex(State())
+
+    /// - Parameter notificationBudget: bytes of notifications queued for the consumer before
+    ///   newer ones are dropped (and reported as lost).
+    init(connection: any LineConnection, logger: Logger, notificationBudget: Int = 16 << 20) {
+        self.connection = connection
+        self.logger = logger
+        self.notificationBudget = notificationBudget
+    }
+
+    /// Starts reading. Call once.
+    func start() {
+        Task { [self] in await readLoop() }
+    }
+
+    /// Closes the connection; pending calls fail with `.closed(nil)`.
+    func close() {
+        connection.close()
+    }
+
+    // MARK: Calls
+
+    /// Sends `method` with `params` and returns the daemon's `result` as sent (unwrapping the
+    /// app-server's raw results is the caller's business: see `CodexMonitorResult`).
+    func call(_ method: String, params: JSONValue? = nil, timeout: Duration) async throws(Failure) -> JSONValue {
+        let slot = ResponseSlot()
+        let registered: Result<Int64, Failure> = state.withLock { state in
+            if let end = state.end { return .failure(end) }
+            let id = state.nextID
+            state.nextID += 1
+            state.pending[id] = slot
+            return .success(id)
+        }
+        let id = try registered.get()
+        var request: JSONObject = ["id": .int(id), "method": .string(method)]
+        if let params { request["params"] = params }
+        var writer = JSONWriter(reservingCapacity: 128)
+        writer.write(.object(request))
+        // Never log params: `auth` carries the token.
+        logger.trace("CodexMonitor request", metadata: ["id": "\(id)", "method": "\(method)"])
+
+        let timer = Task { [self] in
+            try await Task.sleep(for: timeout)
+            complete(id, .failure(.timedOut(method: method, after: timeout)))
+        }
+        defer { timer.cancel() }
+        do {
+            try await connection.send(writer.bytes)
+        } catch {
+            complete(id, .failure(.closed(error as? NetError)))
+        }
+        return try await withTaskCancellationHandler {
+            await slot.value()
+        } onCancel: {
+            complete(id, .failure(.closed(NetError(.cancelled, url: "", detail: "the call was cancelled"))))
+        }.get()
+    }
+
+    private func complete(_ id: Int64, _ result: Result<JSONValue, Failure>) {
+        let slot = state.withLock { $0.pending.removeValue(forKey: id) }
+        slot?.fulfil(result)
+    }
+
+    // MARK: Notifications
+
+    /// The next notification; `nil` once the connection has ended cleanly. Throws
+    /// `Failure.closed` when it broke.
+    func nextNotification() async throws -> Incoming? {
+        switch try await poll(timeout: nil) {
+        case .incoming(let incoming): return incoming
+        case .ended, .timedOut: return nil
+        }
+    }
+
+    /// The next notification, or `.timedOut` when none comes within `timeout` (nil: no limit).
+    /// Nothing is lost to the timeout: a notification is handed over or left queued, never both.
+    func poll(timeout: Duration?) async throws -> Poll {
+        let token = state.withLock { state -> Int in
+            state.waiterTokens += 1
+            return state.waiterTokens
+        }
+        let timer = timeout.map { timeout in
+            Task { [self] in
+                try await Task.sleep(for: timeout)
+                resumeWaiter(token: token, with: .success(.timedOut))
+            }
+        }
+        defer { timer?.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Poll, any Error>) in
+                enum Outcome { case ready(Poll), failed(any Error), wait }
+                let outcome: Outcome = state.withLock { state in
+                    if state.head < state.queue.count {
+                        let (incoming, bytes) = state.queue[state.head]
+                        state.head += 1
+                        state.queuedBytes -= bytes
+                        if state.head == state.queue.count {
+                            state.queue.removeAll(keepingCapacity: state.queue.capacity <= 4096)
+                            state.head = 0
+                        }
+                        return .ready(.incoming(incoming))
+                    }
+                    if let end = state.end {
+                        if case .closed(nil) = end { return .ready(.ended) }
+                        return .failed(end)
+                    }
+                    if Task.isCancelled { return .failed(CancellationError()) }
+                    if state.expiredToken == token { return .ready(.timedOut) }
+                    precondition(state.waiter == nil, "CodexMonitorRPC has one notification consumer")
+                    state.waiter = (token, continuation)
+                    return .wait
+                }
+                switch outcome {
+                case .ready(let poll): continuation.resume(returning: poll)
+                case .failed(let error): continuation.resume(throwing: error)
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            resumeWaiter(token: token, with: .failure(CancellationError()))
+        }
+    }
+
+    private func resumeWaiter(token: Int, with result: Result<Poll, any Error>) {
+        let waiter: CheckedContinuation<Poll, any Error>? = state.withLock { state in
+            guard let waiter = state.waiter, waiter.token == token else {
+                state.expiredToken = token  // not waiting yet (or any more): remembered for the registration
+                return nil
+            }
+            state.waiter = nil
+            return waiter.continuation
+        }
+        waiter?.resume(with: result)
+    }
+
+    // MARK: Reading
+
+    private func readLoop() async {
+        var end = Failure.closed(nil)
+        do {
+            while let line = try await connection.receive() {
+                handle(line)
+            }
+        } catch let error as NetError {
+            end = .closed(error)
+        } catch {
+            end = .closed(NetError(.other, url: "", detail: "\(error)"))
+        }
+        finish(end)
+    }
+
+    private func handle(_ line: [UInt8]) {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(line)
+        } catch {
+            logger.warning("skipping a line from CodexMonitor that is not JSON",
+                           metadata: ["error": "\(error)", "line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
+            return
+        }
+        switch Message.classify(value) {
+        case .response(let id, let result):
+            let slot = state.withLock { $0.pending.removeValue(forKey: id) }
+            guard let slot else {
+                logger.warning("skipping a CodexMonitor response to an unknown request id (late, after its timeout?)",
+                               metadata: ["id": "\(id)"])
+                return
+            }
+            slot.fulfil(result.mapError { .remote($0) })
+        case .notification(let method, let params):
+            enqueue(.notification(method: method, params: params, raw: value), bytes: line.count)
+        case .request(let id, let method):
+            logger.warning("skipping a request from the CodexMonitor daemon, which Tether does not answer",
+                           metadata: ["id": "\(id.serialized)", "method": "\(method)"])
+        case .invalid(let reason):
+            logger.warning("skipping a CodexMonitor line that is not a response or a notification",
+                           metadata: ["reason": "\(reason)", "line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
+        }
+    }
+
+    private func enqueue(_ incoming: Incoming, bytes: Int) {
+        let (waiter, dropped): (CheckedContinuation<Poll, any Error>?, Bool) = state.withLock { state in
+            if let waiter = state.waiter, state.head == state.queue.count {
+                state.waiter = nil
+                return (waiter.continuation, false)
+            }
+            // One notification is always taken, however large: the budget bounds the backlog.
+            guard state.queuedBytes == 0 || state.queuedBytes + bytes <= notificationBudget else {
+                // Dropped: count it on a trailing `lost` marker (which may exceed the budget by one entry).
+                if let last = state.queue.last, state.queue.count > state.head, case .lost(let count) = last.0 {
+                    state.queue[state.queue.count - 1] = (.lost(count: count + 1), 0)
+                } else {
+                    state.queue.append((.lost(count: 1), 0))
+                }
+                return (nil, true)
+            }
+            state.queue.append((incoming, bytes))
+            state.queuedBytes += bytes
+            return (nil, false)
+        }
+        if dropped { logger.debug("CodexMonitor notification dropped: the consumer is behind") }
+        waiter?.resume(returning: .incoming(incoming))
+    }
+
+    private func finish(_ end: Failure) {
+        let (pending, waiter): ([ResponseSlot], CheckedContinuation<Poll, any Error>?) = state.withLock { state in
+            state.end = end
+            let pending = Array(state.pending.values)
+            state.pending = [:]
+            let waiter = state.head == state.queue.count ? state.waiter?.continuation : nil
+            if waiter != nil { state.waiter = nil }
+            return (pending, waiter)
+        }
+        for slot in pending { slot.fulfil(.failure(end)) }
+        if let waiter {
+            if case .closed(nil) = end { waiter.resume(returning: .ended) } else { waiter.resume(throwing: end) }
+        }
+    }
+}
+
+/// Where one call's response lands: filled once (response, timeout, cancel or close — first
+/// wins), awaited once.
+private final class ResponseSlot: Sendable {
+    private struct State {
+        var result: Result<JSONValue, CodexMonitorRPC.Failure>?
+        var waiter: CheckedContinuation<Result<JSONValue, CodexMonitorRPC.Failure>, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func fulfil(_ result: Result<JSONValue, CodexMonitorRPC.Failure>) {
+        let waiter: CheckedContinuation<Result<JSONValue, CodexMonitorRPC.Failure>, Never>? = state.withLock { state in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: result)
+    }
+
+    func value() async -> Result<JSONValue, CodexMonitorRPC.Failure> {
+        await withCheckedContinuation { continuation in
+            let ready: Result<JSONValue, CodexMonitorRPC.Failure>? = state.withLock { state in
+                if let result = state.result { return result }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}

@@ -1,0 +1,370 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// A TCP connection that carries one message per line (CodexMonitor's JSON lines).
+///
+/// Sockets are plain POSIX: a non-blocking connect bounded by a timeout, then one I/O thread per
+/// connection that `poll`s the socket and a wake pipe, so blocking never happens on Swift's
+/// cooperative pool. Reading applies backpressure: once `bufferedBytes` of lines wait for the
+/// consumer, the thread stops reading and TCP pushes back on the peer. A line longer than
+/// `maxLineLength` is never buffered (``LineFramer`` drops it): it ends the connection with
+/// `NetError(.tooLarge)`, so memory stays bounded by the limit plus one read.
+public final class TCPLineConnection: LineConnection {
+    /// `host:port` (`[v6]:port`), as NetError's `url` and in messages.
+    public let endpoint: String
+    public let maxLineLength: Int
+
+    private let fd: Int32
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let bufferLimit: Int
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private static let readChunk = 64 << 10
+
+    /// Connects to `host:port`, giving up after `timeout`.
+    /// - Parameters:
+    ///   - maxLineLength: the longest line accepted, in bytes; a longer one fails the connection.
+    ///   - bufferedBytes: how many bytes of received lines may wait for `receive()` before reading pauses.
+    public static func connect(host: String, port: Int, timeout: Duration = .seconds(10), maxLineLength: Int = 1 << 20,
+                               bufferedBytes: Int = 1 << 20, logger: Logger) async throws(NetError) -> TCPLineConnection {
+        let endpoint = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        guard (1...65_535).contains(port) else {
+            throw NetError(.connect, url: endpoint, detail: "port \(port) is out of range")
+        }
+        guard maxLineLength > 0 else {
+            throw NetError(.other, url: endpoint, detail: "maxLineLength must be positive")
+        }
+        logger.debug("TCP connect", metadata: ["endpoint": "\(endpoint)"])
+        let flag = CancelFlag()
+        let deadline = ContinuousClock.now + timeout
+        let result: Result<Int32, NetError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // getaddrinfo and the connect wait block: a thread of their own, not the pool.
+                let thread = Thread {
+                    continuation.resume(returning: TCPSocket.connect(host: host, port: port, deadline: deadline,
+                                                                     endpoint: endpoint, cancelled: flag.value))
+                }
+                thread.name = "tether.tcp.connect"
+                thread.start()
+            }
+        } onCancel: {
+            flag.value.store(true, ordering: .relaxed)
+        }
+        let fd = try result.get()
+        guard let wake = TCPSocket.makeWakePipe() else {
+            _ = TCPSocket.systemClose(fd)
+            throw NetError(.other, url: endpoint, detail: "cannot create a pipe: \(TCPSocket.errorText())")
+        }
+        let connection = TCPLineConnection(fd: fd, wake: wake, endpoint: endpoint, maxLineLength: maxLineLength,
+                                           bufferLimit: Swift.max(1, bufferedBytes), logger: logger)
+        connection.startIO()
+        logger.debug("TCP connected", metadata: ["endpoint": "\(endpoint)"])
+        return connection
+    }
+
+    private init(fd: Int32, wake: (read: Int32, write: Int32), endpoint: String, maxLineLength: Int, bufferLimit: Int,
+                 logger: Logger) {
+        self.fd = fd
+        wakeRead = wake.read
+        wakeWrite = wake.write
+        self.endpoint = endpoint
+        self.maxLineLength = maxLineLength
+        self.bufferLimit = bufferLimit
+        self.logger = logger
+    }
+
+    // MARK: LineConnection
+
+    public func send(_ line: [UInt8]) async throws {
+        guard !line.contains(.lf) else {
+            throw NetError(.other, url: endpoint, detail: "a line to send contains a line feed")
+        }
+        var bytes = line
+        bytes.append(.lf)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let refused: NetError? = state.withLock { state in
+                guard state.end == nil, !state.closeRequested else {
+                    return NetError(.interrupted, url: endpoint, detail: "the connection is closed")
+                }
+                state.writes.append(PendingWrite(bytes: bytes, continuation: continuation))
+                wake(&state)
+                return nil
+            }
+            if let refused { continuation.resume(throwing: refused) }
+        }
+    }
+
+    public func receive() async throws -> [UInt8]? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8]?, any Error>) in
+                enum Outcome { case line([UInt8]), end(End), cancelled, wait }
+                let outcome: Outcome = state.withLock { state in
+                    if let line = state.takeLine(limit: bufferLimit, wake: { wake(&$0) }) { return .line(line) }
+                    if let end = state.end { return .end(end) }
+                    // Checked under the lock: a cancel handler that ran first has nothing to resume.
+                    if Task.isCancelled { return .cancelled }
+                    precondition(state.reader == nil, "TCPLineConnection.receive() has one reader at a time")
+                    state.reader = continuation
+                    return .wait
+                }
+                switch outcome {
+                case .line(let line): continuation.resume(returning: line)
+                case .end(let end): end.resume(continuation)
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            let reader = state.withLock { state in
+                defer { state.reader = nil }
+                return state.reader
+            }
+            reader?.resume(throwing: CancellationError())
+        }
+    }
+
+    public func close() {
+        state.withLock { state in
+            guard !state.closeRequested else { return }
+            state.closeRequested = true
+            wake(&state)
+        }
+    }
+
+    /// The lines as an async sequence (one iteration at a time), ending when `receive()` does.
+    public var lines: Lines { Lines(connection: self) }
+
+    public struct Lines: AsyncSequence, Sendable {
+        public typealias Element = [UInt8]
+        let connection: TCPLineConnection
+        public func makeAsyncIterator() -> Iterator { Iterator(connection: connection) }
+
+        public struct Iterator: AsyncIteratorProtocol {
+            let connection: TCPLineConnection
+            public mutating func next() async throws -> [UInt8]? { try await connection.receive() }
+        }
+    }
+
+    /// The most bytes ever held for this connection (received lines waiting, plus a partial line):
+    /// the memory bound the tests check.
+    var peakBufferedBytes: Int { state.withLock { $0.peakBuffered } }
+
+    // MARK: State shared by the I/O thread and callers
+
+    fileprivate enum End {
+        case clean
+        case failed(NetError)
+
+        func resume(_ continuation: CheckedContinuation<[UInt8]?, any Error>) {
+            switch self {
+            case .clean: continuation.resume(returning: nil)
+            case .failed(let error): continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    fileprivate struct PendingWrite {
+        var bytes: [UInt8]
+        var offset = 0
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    fileprivate struct State {
+        var lines: [[UInt8]] = []
+        var head = 0
+        var bufferedBytes = 0
+        var peakBuffered = 0
+        /// Set once the connection has ended; queued lines are still delivered before it.
+        var end: End?
+        var reader: CheckedContinuation<[UInt8]?, any Error>?
+        var writes: [PendingWrite] = []
+        var closeRequested = false
+        /// The wake pipe is open (the I/O thread closes it on its way out).
+        var ioRunning = true
+
+        mutating func takeLine(limit: Int, wake: (inout State) -> Void) -> [UInt8]? {
+            guard head < lines.count else { return nil }
+            let line = lines[head]
+            head += 1
+            if head == lines.count {
+                lines.removeAll(keepingCapacity: lines.capacity <= 1024)
+                head = 0
+            }
+            let wasFull = bufferedBytes >= limit
+            bufferedBytes -= line.count
+            if wasFull && bufferedBytes < limit { wake(&self) }
+            return line
+        }
+    }
+
+    /// Wakes the I/O thread's poll. Called with the lock held, so the pipe cannot be closed meanwhile.
+    private func wake(_ state: inout State) {
+        guard state.ioRunning else { return }
+        TCPSocket.signal(wakeWrite)  // a full pipe is fine: the thread is awake already
+    }
+
+    // MARK: The I/O thread
+
+    private func startIO() {
+        let thread = Thread { [self] in runIO() }
+        thread.name = "tether.tcp"
+        thread.start()
+    }
+
+    private func runIO() {
+        var framer = LineFramer(maxLineLength: maxLineLength)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunk, alignment: 1)
+        defer { chunk.deallocate() }
+        var ending: End = .clean
+
+        loop: while true {
+            let (wantRead, wantWrite, closing) = state.withLock { state in
+                (state.bufferedBytes < bufferLimit, !state.writes.isEmpty, state.closeRequested)
+            }
+            if closing { break }
+            // Leave the socket out of the poll when we want nothing from it: POLLHUP is always
+            // reported, and would spin the loop while the consumer is behind.
+            var fds = [
+                pollfd(fd: wantRead || wantWrite ? fd : -1,
+                       events: Int16(wantRead ? POLLIN : 0) | Int16(wantWrite ? POLLOUT : 0), revents: 0),
+                pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+            ]
+            if poll(&fds, 2, -1) < 0 {
+                if errno == EINTR { continue }
+                ending = .failed(NetError(.other, url: endpoint, detail: "poll(): \(TCPSocket.errorText())"))
+                break
+            }
+            if fds[1].revents != 0 { drainWakePipe() }
+            let revents = Int32(fds[0].revents)
+            if revents & Int32(POLLNVAL) != 0 {
+                ending = .failed(NetError(.interrupted, url: endpoint, detail: "the socket was closed"))
+                break
+            }
+            if wantWrite, revents & Int32(POLLOUT | POLLERR | POLLHUP) != 0, let error = flushWrites() {
+                ending = .failed(error)
+                break
+            }
+            if wantRead, revents & Int32(POLLIN | POLLERR | POLLHUP) != 0 {
+                let count = TCPSocket.systemRead(fd, chunk.baseAddress, chunk.count)
+                if count > 0 {
+                    if let failure = frame(UnsafeRawBufferPointer(rebasing: chunk[..<count]), &framer) {
+                        ending = .failed(failure)
+                        break loop
+                    }
+                } else if count == 0 {
+                    switch framer.finish() {
+                    case .clean:
+                        ending = .clean
+                    case .truncated:
+                        ending = .failed(NetError(.interrupted, url: endpoint, detail: "the peer closed the connection in the middle of a line"))
+                    }
+                    break
+                } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                    ending = .failed(NetError(.interrupted, url: endpoint, detail: TCPSocket.errorText()))
+                    break
+                }
+            }
+        }
+        shutDown(ending)
+    }
+
+    /// Frames one read; returns the failure that ends the connection (a line over the limit).
+    private func frame(_ bytes: UnsafeRawBufferPointer, _ framer: inout LineFramer) -> NetError? {
+        var lines: [[UInt8]] = []
+        var tooLong = false
+        framer.feed(bytes) { output in
+            switch output {
+            case .line(let line): if !tooLong { lines.append(line) }
+            case .lineTooLong: tooLong = true
+            }
+        }
+        let partial = framer.bufferedByteCount
+        let reader: CheckedContinuation<[UInt8]?, any Error>? = state.withLock { state in
+            var handOff: CheckedContinuation<[UInt8]?, any Error>?
+            var first = 0
+            if let waiting = state.reader, state.head == state.lines.count, let line = lines.first {
+                // The consumer is waiting on an empty queue: hand it the first line directly.
+                state.reader = nil
+                handOff = waiting
+                first = 1
+                state.peakBuffered = Swift.max(state.peakBuffered, line.count + partial)
+            }
+            for line in lines.dropFirst(first) {
+                state.lines.append(line)
+                state.bufferedBytes += line.count
+            }
+            state.peakBuffered = Swift.max(state.peakBuffered, state.bufferedBytes + partial)
+            return handOff
+        }
+        if let reader, let line = lines.first { reader.resume(returning: line) }
+        guard tooLong else { return nil }
+        logger.warning("a line from \(endpoint) is longer than the limit; closing the connection",
+                       metadata: ["limit": "\(maxLineLength)"])
+        return NetError(.tooLarge, url: endpoint, detail: "a line is longer than the \(maxLineLength)-byte limit")
+    }
+
+    /// Writes what the socket takes now; returns the error that ends the connection.
+    private func flushWrites() -> NetError? {
+        let (done, failure): ([CheckedContinuation<Void, any Error>], NetError?) = state.withLock { state in
+            var done: [CheckedContinuation<Void, any Error>] = []
+            while !state.writes.isEmpty {
+                let offset = state.writes[0].offset
+                let written = state.writes[0].bytes.withUnsafeBytes { bytes in
+                    TCPSocket.write(fd, UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                }
+                if written < 0 {
+                    if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
+                    return (done, NetError(.interrupted, url: endpoint, detail: "write: \(TCPSocket.errorText())"))
+                }
+                state.writes[0].offset += written
+                if state.writes[0].offset == state.writes[0].bytes.count {
+                    done.append(state.writes.removeFirst().continuation)
+                }
+            }
+            return (done, nil)
+        }
+        for continuation in done { continuation.resume() }
+        return failure
+    }
+
+    private func drainWakePipe() { TCPSocket.drain(wakeRead) }
+
+    /// Ends the connection: records why, closes the descriptors and settles every waiter.
+    private func shutDown(_ ending: End) {
+        let (writes, reader, end): ([PendingWrite], CheckedContinuation<[UInt8]?, any Error>?, End) = state.withLock { state in
+            if state.end == nil { state.end = ending }
+            state.ioRunning = false
+            let writes = state.writes
+            state.writes = []
+            let reader = state.head == state.lines.count ? state.reader : nil
+            if reader != nil { state.reader = nil }
+            return (writes, reader, state.end!)
+        }
+        _ = TCPSocket.systemClose(fd)
+        _ = TCPSocket.systemClose(wakeRead)
+        _ = TCPSocket.systemClose(wakeWrite)
+        if case .failed(let error) = end {
+            logger.debug("TCP connection ended", metadata: ["endpoint": "\(endpoint)", "error": "\(error.detail)"])
+        } else {
+            logger.debug("TCP connection closed", metadata: ["endpoint": "\(endpoint)"])
+        }
+        let unsent: NetError
+        if case .failed(let error) = end { unsent = error } else {
+            unsent = NetError(.interrupted, url: endpoint, detail: "the connection closed before the line was sent")
+        }
+        for write in writes { write.continuation.resume(throwing: unsent) }
+        if let reader { end.resume(reader) }
+    }
+}
+
+/// Set from a task's cancellation handler, read by a thread blocked in connect.
+private final class CancelFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}
+
+extension UInt8 {
+    fileprivate static let lf = UInt8(ascii: "\n")
+}

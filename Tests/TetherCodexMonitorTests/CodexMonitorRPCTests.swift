@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+import TetherCore
+import TetherNet
+@testable import TetherCodexMonitor
+
+@Suite struct CodexMonitorRPCTests {
+    func makeRPC(budget: Int = 16 << 20) -> (CodexMonitorRPC, MemoryLineConnection) {
+        let connection = MemoryLineConnection()
+        let rpc = CodexMonitorRPC(connection: connection, logger: quietLogger, notificationBudget: budget)
+        rpc.start()
+        return (rpc, connection)
+    }
+
+    @Test func responsesAreMatchedByIdInAnyOrderWithNotificationsInterleaved() async throws {
+        let (rpc, connection) = makeRPC()
+        async let first = rpc.call("list_workspaces", timeout: .seconds(5))
+        async let second = rpc.call("ping", timeout: .seconds(5))
+        async let third = rpc.call("daemon_info", timeout: .seconds(5))
+
+        var requests: [JSONValue] = []
+        for _ in 0..<3 { requests.append(try #require(try await connection.nextRequest())) }
+        // Every request carries its own id, no jsonrpc field, and params only when given.
+        #expect(Set(requests.compactMap { $0["id"]?.int }).count == 3)
+        #expect(requests.allSatisfy { $0["jsonrpc"] == nil && $0["params"] == nil })
+        func id(_ method: String) -> Int64 { requests.first { $0["method"]?.string == method }!["id"]!.int! }
+
+        connection.deliver(#"{"method":"app-server-event","params":{"workspace_id":"ws-1","message":{"method":"a"}}}"#)
+        connection.deliver("{\"id\":\(id("daemon_info")),\"result\":{\"name\":\"codex-monitor-daemon\"}}")
+        connection.deliver(#"{"method":"app-server-event","params":{"workspace_id":"ws-1","message":{"method":"b"}}}"#)
+        connection.deliver("{\"id\":\(id("ping")),\"result\":{\"ok\":true}}")
+        connection.deliver("{\"id\":\(id("list_workspaces")),\"result\":[]}")
+
+        #expect(try await first == [])
+        #expect(try await second == ["ok": true])
+        #expect(try await third == ["name": "codex-monitor-daemon"])
+        let a = try await rpc.nextNotification()
+        let b = try await rpc.nextNotification()
+        guard case .notification("app-server-event", let pa, _)? = a, case .notification(_, let pb, _)? = b else {
+            Issue.record("expected two notifications, got \(String(describing: a)), \(String(describing: b))")
+            return
+        }
+        #expect(pa["message"]?["method"] == "a")
+        #expect(pb["message"]?["method"] == "b")
+    }
+
+    @Test func manyCallsInFlightAnsweredShuffled() async throws {
+        let (rpc, connection) = makeRPC()
+        let results = try await withThrowingTaskGroup(of: (Int, JSONValue).self) { group in
+            for index in 0..<50 {
+                group.addTask { (index, try await rpc.call("echo", params: ["n": .int(Int64(index))], timeout: .seconds(5))) }
+            }
+            var requests: [JSONValue] = []
+            for _ in 0..<50 { requests.append(try await connection.nextRequest()!) }
+            for request in requests.shuffled() {
+                connection.deliver("{\"id\":\(request["id"]!.serialized),\"result\":{\"n\":\(request["params"]!["n"]!.serialized)}}")
+            }
+            var results: [Int: JSONValue] = [:]
+            for try await (index, value) in group { results[index] = value }
+            return results
+        }
+        #expect(results.count == 50)
+        #expect(results.allSatisfy { $0.value["n"]?.int == Int64($0.key) })
+    }
+
+    @Test func garbageLinesAndUnknownIdsAreSkipped() async throws {
+        let (rpc, connection) = makeRPC()
+        async let answer = rpc.call("ping", timeout: .seconds(5))
+        let request = try #require(try await connection.nextRequest())
+        connection.deliver("this is not json")
+        connection.deliver(#"{"id":999,"result":{"stray":true}}"#)
+        connection.deliver(#"{"id":"abc","result":{}}"#)
+        connection.deliver(#"[1,2,3]"#)
+        connection.deliver(#"{"id":5,"method":"daemon/asks","params":{}}"#)
+        connection.deliver("{\"id\":\(request["id"]!.serialized),\"result\":{\"ok\":true}}")
+        #expect(try await answer == ["ok": true])
+    }
+
+    @Test func aDaemonErrorIsARemoteFailure() async throws {
+        let (rpc, connection) = makeRPC()
+        async let answer = rpc.call("connect_workspace", params: ["id": "nope"], timeout: .seconds(5))
+        let request = try #require(try await connection.nextRequest())
+        #expect(request["params"] == ["id": "nope"])
+        connection.deliver("{\"id\":\(request["id"]!.serialized),\"error\":{\"message\":\"workspace not found\"}}")
+        do {
+            _ = try await answer
+            Issue.record("expected a failure")
+        } catch {
+            guard let failure = error as? CodexMonitorRPC.Failure, case .remote(let remote) = failure else { Issue.record("unexpected \(error)"); return }
+            #expect(remote.message == "workspace not found")
+        }
+    }
+
+    @Test func eachCallHasItsOwnTimeoutAndALateAnswerIsDropped() async throws {
+        let (rpc, connection) = makeRPC()
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            _ = try await rpc.call("resume_thread", timeout: .milliseconds(100))
+            Issue.record("expected a timeout")
+        } catch {
+            guard case .timedOut(let method, _) = error else { Issue.record("unexpected \(error)"); return }
+            #expect(method == "resume_thread")
+        }
+        #expect(clock.now - start < .seconds(3))
+        let late = try #require(try await connection.nextRequest())
+        connection.deliver("{\"id\":\(late["id"]!.serialized),\"result\":{\"late\":true}}")
+
+        async let next = rpc.call("ping", timeout: .seconds(5))
+        let request = try #require(try await connection.nextRequest())
+        connection.deliver("{\"id\":\(request["id"]!.serialized),\"result\":{\"ok\":true}}")
+        #expect(try await next == ["ok": true])
+    }
+
+    @Test func theEndOfTheConnectionFailsPendingCallsAndEndsNotifications() async throws {
+        let (rpc, connection) = makeRPC()
+        async let answer = rpc.call("resume_thread", timeout: .seconds(5))
+        _ = try await connection.nextRequest()
+        connection.deliver(#"{"method":"terminal-exit","params":{"workspaceId":"ws-1","terminalId":"t1"}}"#)
+        connection.inbound.finish(throwing: NetError(.interrupted, url: "memory", detail: "reset by peer"))
+        do {
+            _ = try await answer
+            Issue.record("expected a failure")
+        } catch {
+            guard let failure = error as? CodexMonitorRPC.Failure, case .closed(let net?) = failure else { Issue.record("unexpected \(error)"); return }
+            #expect(net.kind == .interrupted)
+        }
+        // What arrived before the end is still delivered, then the failure.
+        #expect(try await rpc.nextNotification() != nil)
+        await #expect(throws: CodexMonitorRPC.Failure.self) { _ = try await rpc.nextNotification() }
+        // And later calls fail at once.
+        await #expect(throws: CodexMonitorRPC.Failure.self) { _ = try await rpc.call("ping", timeout: .seconds(5)) }
+    }
+
+    @Test func aConsumerThatFallsBehindIsToldHowManyNotificationsWereDropped() async throws {
+        let line = #"{"method":"app-server-event","params":{"workspace_id":"ws-1","message":{"method":"x"}}}"#
+        let (rpc, connection) = makeRPC(budget: line.utf8.count * 3)
+        for _ in 0..<10 { connection.deliver(line) }
+        // A call still gets through: the reader never waits for the notification consumer.
+        async let answer = rpc.call("ping", timeout: .seconds(5))
+        let request = try #require(try await connection.nextRequest())
+        connection.deliver("{\"id\":\(request["id"]!.serialized),\"result\":{\"ok\":true}}")
+        #expect(try await answer == ["ok": true])
+
+        var received: [CodexMonitorRPC.Incoming] = []
+        for _ in 0..<4 { received.append(try #require(try await rpc.nextNotification())) }
+        #expect(received.prefix(3).allSatisfy { if case .notification = $0 { true } else { false } })
+        #expect(received[3] == .lost(count: 7))
+        #expect(try await rpc.poll(timeout: .milliseconds(50)) == .timedOut)
+    }
+
+    @Test func pollingWithATimeoutLosesNothing() async throws {
+        let (rpc, connection) = makeRPC()
+        #expect(try await rpc.poll(timeout: .milliseconds(20)) == .timedOut)
+        connection.deliver(#"{"method":"terminal-output","params":{"data":"1"}}"#)
+        guard case .incoming(.notification(_, let params, _)) = try await rpc.poll(timeout: .seconds(5)) else {
+            Issue.record("expected the notification")
+            return
+        }
+        #expect(params["data"] == "1")
+        connection.inbound.finish()
+        #expect(try await rpc.poll(timeout: .seconds(5)) == .ended)
+    }
+
+    @Test func messagesAreClassifiedByTheDaemonsEnvelope() {
+        typealias M = CodexMonitorRPC.Message
+        #expect(M.classify(json(#"{"id":3,"result":{"ok":true}}"#)) == .response(id: 3, .success(["ok": true])))
+        #expect(M.classify(json(#"{"id":3,"result":null}"#)) == .response(id: 3, .success(.null)))
+        #expect(M.classify(json(#"{"id":4,"error":{"message":"unauthorized"}}"#)) == .response(id: 4, .failure(.init(message: "unauthorized"))))
+        #expect(M.classify(json(#"{"method":"app-server-event","params":{"a":1}}"#)) == .notification(method: "app-server-event", params: ["a": 1]))
+        #expect(M.classify(json(#"{"method":"x"}"#)) == .notification(method: "x", params: .null))
+        if case .invalid = M.classify(json(#"{"id":-1,"result":{}}"#)) {} else { Issue.record("a negative id is not ours") }
+        if case .invalid = M.classify(json(#"{"id":1}"#)) {} else { Issue.record("no result, no error") }
+    }
+}
