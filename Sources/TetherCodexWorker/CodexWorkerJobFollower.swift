@@ -22,9 +22,12 @@ struct CodexWorkerJobFollower: Sendable {
         if let thread = thread ?? snapshot["threadId"]?.string { mapper.noteThread(thread, job: job) }
         var cursor = mapper.lastSeq[job] ?? since ?? -1
         let terminal = ["DONE", "FAILED", "CANCELLED"].contains(snapshot["state"]?.string ?? "")
+        if mapper.hasFinished(job: job) { return }
 
-        if terminal || !live {
-            // Nothing more will come: one JSON replay is the whole story.
+        if !live || (terminal && since != nil && mapper.lastSeq[job] == nil) {
+            // A terminal job resumed from a cursor may already be past its job.finished, and the
+            // worker never closes the stream: one JSON replay is the whole story. From the start,
+            // the stream's replay ends with job.finished, so it streams (in bounded memory).
             try await replay(after: cursor, mapper: &mapper, emit: emit)
             return
         }

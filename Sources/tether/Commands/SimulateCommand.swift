@@ -32,6 +32,8 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(help: "OpenCode: speak the legacy (0.x–1.0) wire shapes.") var legacy = false
     @Option(help: ArgumentHelp("OpenCode: flood every /global/event connection with N deltas (benchmarks).", valueName: "N"))
     var flood: Int?
+    @Option(help: ArgumentHelp("Codex Worker: events kept per job (the real worker's WORKER_EVENT_RETENTION).", valueName: "N"))
+    var retention: Int = 2000
 
     func validate() throws {
         guard HostPortArgument(listen) != nil else {
@@ -56,7 +58,7 @@ struct SimulateCommand: AsyncParsableCommand {
                 url = try await simulator.start(host: address.host, port: address.port)
                 stop = { await simulator.stop() }
             case .codexWorker:
-                let simulator = CodexWorkerSimulator(options: .init(token: token, pacing: .milliseconds(pacing)), logger: logger)
+                let simulator = CodexWorkerSimulator(options: .init(token: token, retention: retention, pacing: .milliseconds(pacing)), logger: logger)
                 url = try await simulator.start(host: address.host, port: address.port)
                 stop = { await simulator.stop() }
             case .sse:

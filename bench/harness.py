@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Runs one benchmark command, reads its stdout until a marker, and measures it.
+
+Prints one JSON object: seconds to the marker, bytes and lines read, and for the measured
+process (the command itself, not a shell around it) its peak RSS and the RSS over the first and
+last 10 % of the run, sampled from /proc every 20 ms — memory that stays flat across a stream is
+the point. The command is killed once the marker is read (servers here never close streams).
+"""
+import json, os, subprocess, sys, threading, time
+
+def rss_kb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+
+def main():
+    args = sys.argv[1:]
+    marker = args[args.index("--until") + 1].encode()
+    timeout = float(args[args.index("--timeout") + 1]) if "--timeout" in args else 300
+    command = args[args.index("--") + 1:]
+    samples = []
+    start = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            value = rss_kb(process.pid)
+            if value is not None:
+                samples.append((time.monotonic() - start, value))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    read = lines = 0
+    found = False
+    tail = b""
+    stream = process.stdout
+    while time.monotonic() - start < timeout:
+        chunk = stream.read(1 << 16)
+        if not chunk:
+            break
+        read += len(chunk)
+        lines += chunk.count(b"\n")
+        if marker in tail + chunk:
+            found = True
+            break
+        tail = chunk[-len(marker):]
+    elapsed = time.monotonic() - start
+    done.set()
+    process.kill()
+    process.wait()
+    total = samples[-1][0] if samples else elapsed
+    first = [v for t, v in samples if t <= total * 0.1] or [0]
+    last = [v for t, v in samples if t >= total * 0.9] or [0]
+    print(json.dumps({
+        "found": found, "seconds": round(elapsed, 4), "bytes": read, "lines": lines,
+        "peak_rss_kb": max((v for _, v in samples), default=0),
+        "rss_first10_kb": max(first), "rss_last10_kb": max(last),
+    }))
+    sys.exit(0 if found else 1)
+
+main()
