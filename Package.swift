@@ -28,6 +28,9 @@ let package = Package(
         .target(name: "TetherNet", dependencies: [
             "CCurl", "TetherCore", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        // Tunnel: libssh2 direct-tcpip behind a loopback listener.
+        .target(name: "TetherSSH", dependencies: ["CLibSSH2", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strict),
         // Config: TOML profiles and tunnels, secret references, XDG paths, state directory.
         .target(name: "TetherConfig", dependencies: ["TOMLKit"], swiftSettings: strict),
         // Adapters: wire ⇄ domain, one per backend.
@@ -57,6 +60,8 @@ let package = Package(
 
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"], swiftSettings: strict),
         .testTarget(name: "TetherNetTests", dependencies: ["TetherNet", "TetherSim"], swiftSettings: strict),
+        .testTarget(name: "TetherSSHTests", dependencies: ["TetherSSH", .product(name: "Logging", package: "swift-log")],
+                    swiftSettings: strict),
         .testTarget(name: "TetherConfigTests", dependencies: ["TetherConfig"], swiftSettings: strict),
         .testTarget(name: "TetherSimTests", dependencies: [
             "TetherSim", .product(name: "FlyingSocks", package: "FlyingFox"), .product(name: "Logging", package: "swift-log"),
