@@ -156,7 +156,19 @@ public final class CodexWorkerSimulator: Sendable {
         }
         store.restart()
         if let previous {
-            try await start(host: previous.host, port: previous.port)
+            // The old listener's port can take a moment to free (or be briefly held by a
+            // connection elsewhere on a busy machine): retry the bind for a few seconds.
+            var attempt = 0
+            while true {
+                do {
+                    try await start(host: previous.host, port: previous.port)
+                    return
+                } catch {
+                    attempt += 1
+                    guard attempt < 50 else { throw error }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
         }
     }
 }
