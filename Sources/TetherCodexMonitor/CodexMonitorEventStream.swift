@@ -19,20 +19,10 @@ struct CodexMonitorEventStream: Sendable {
     private var logger: Logger { backend.logger }
 
     func run() -> AsyncThrowingStream<Event, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Event.self)
-        let task = Task {
-            do {
-                try await pump(continuation)
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+        EventChannel.stream { channel in try await pump(channel) }
     }
 
-    private typealias Output = AsyncThrowingStream<Event, any Error>.Continuation
+    private typealias Output = EventChannel
 
     /// Per-run state, owned by the pump's task.
     private struct State {
@@ -55,15 +45,15 @@ struct CodexMonitorEventStream: Sendable {
             let client = try await backend.open()
             defer { client.close() }
             let watched = try await backend.watchedWorkspaces(client)
-            for event in try await resync(client, watched: watched, &state) where !state.done { emit(event, &state, output) }
+            for event in try await resync(client, watched: watched, &state) where !state.done { try await emit(event, &state, output) }
             for notification in try await Self.settle(client, quiet: configuration.settle) {
-                handle(notification.method, notification.params, raw: notification.raw, watched: watched, &state, output)
+                try await handle(notification.method, notification.params, raw: notification.raw, watched: watched, &state, output)
             }
             return
         }
 
         var policy = ReconnectPolicy(configuration: configuration.reconnect)
-        output.yield(.connection(.connecting, attempt: 1, endpoint: configuration.endpoint))
+        try await output.send(.connection(.connecting, attempt: 1, endpoint: configuration.endpoint))
         while true {
             try Task.checkCancellation()
             policy.connecting()
@@ -73,7 +63,7 @@ struct CodexMonitorEventStream: Sendable {
                 let client = try await backend.open()
                 defer { client.close() }
                 policy.connected(at: .now)
-                output.yield(.connection(.connected, endpoint: configuration.endpoint))
+                try await output.send(.connection(.connected, endpoint: configuration.endpoint))
                 try await live(client, &state, output)
                 if state.done { return }
                 failure = .streamEnded
@@ -85,11 +75,11 @@ struct CodexMonitorEventStream: Sendable {
             switch policy.failed(failure, at: .now) {
             case .reconnect(let delay, let attempt):
                 logger.info("CodexMonitor stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
-                output.yield(.connection(.reconnecting, attempt: attempt, endpoint: configuration.endpoint,
+                try await output.send(.connection(.reconnecting, attempt: attempt, endpoint: configuration.endpoint,
                                          reason: "\(reason); retrying in \(delay)"))
                 try await Task.sleep(for: delay)
             case .stop(let why):
-                output.yield(.connection(.failed, endpoint: configuration.endpoint, reason: reason))
+                try await output.send(.connection(.failed, endpoint: configuration.endpoint, reason: reason))
                 throw TetherError(.unavailable, "gave up on CodexMonitor at \(configuration.endpoint) (\(why)): \(reason)",
                                   hint: "`tether check -p \(configuration.profile)` tests the connection", retryable: true)
             }
@@ -100,7 +90,7 @@ struct CodexMonitorEventStream: Sendable {
     private func live(_ client: CodexMonitorClient, _ state: inout State, _ output: Output) async throws {
         let watched = try await backend.watchedWorkspaces(client)
         if let target = state.target { try await client.connectWorkspace(target.workspace) }
-        for event in try await resync(client, watched: watched, &state) where !state.done { emit(event, &state, output) }
+        for event in try await resync(client, watched: watched, &state) where !state.done { try await emit(event, &state, output) }
         if state.done { return }
         if let prompt = sendOnReady, !state.sent {
             state.sent = true  // never twice, even if the connection drops before the answer
@@ -125,15 +115,15 @@ struct CodexMonitorEventStream: Sendable {
             case .incoming(.lost(let count)):
                 logger.warning("Tether fell behind and dropped CodexMonitor events; re-reading the active threads",
                                metadata: ["dropped": "\(count)"])
-                for event in try await resync(client, watched: watched, &state) where !state.done { emit(event, &state, output) }
+                for event in try await resync(client, watched: watched, &state) where !state.done { try await emit(event, &state, output) }
             case .incoming(.notification(let method, let params, let raw)):
-                handle(method, params, raw: raw, watched: watched, &state, output)
+                try await handle(method, params, raw: raw, watched: watched, &state, output)
             }
         }
     }
 
     private func handle(_ method: String, _ params: JSONValue, raw: JSONValue, watched: [CodexMonitorWorkspace],
-                        _ state: inout State, _ output: Output) {
+                        _ state: inout State, _ output: Output) async throws {
         let workspace: String?
         switch method {
         case "app-server-event":
@@ -154,7 +144,7 @@ struct CodexMonitorEventStream: Sendable {
         if configuration.workspace != nil, let workspace, !watched.contains(where: { $0.id == workspace }) { return }
         for var event in state.mapper.map(method: method, params: params) where !state.done {
             if event.raw == nil { event.raw = raw }
-            emit(event, &state, output)
+            try await emit(event, &state, output)
         }
     }
 
@@ -188,9 +178,9 @@ struct CodexMonitorEventStream: Sendable {
         return events
     }
 
-    private func emit(_ event: Event, _ state: inout State, _ output: Output) {
+    private func emit(_ event: Event, _ state: inout State, _ output: Output) async throws {
         guard keep(event, &state) else { return }
-        output.yield(event)
+        try await output.send(event)
         if request.untilTurnCompletes, event.type == .turnCompleted, event.turn == state.targetTurn {
             state.done = true
         }

@@ -171,34 +171,18 @@ public struct CodexWorkerBackend: Backend {
     }
 
     public func sendAndFollow(_ request: SendRequest) -> AsyncThrowingStream<Event, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    let receipt = try await send(request)
-                    // The job keeps its events, so following from its start after the send loses nothing.
-                    let follower = CodexWorkerJobFollower(backend: self, job: receipt.turn!, thread: request.session, since: nil)
-                    var mapper = CodexWorkerEventMapper()
-                    try await follower.follow(mapper: &mapper, live: true) { continuation.yield($0) }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        EventChannel.stream { channel in
+            let receipt = try await send(request)
+            // The job keeps its events, so following from its start after the send loses nothing.
+            let follower = CodexWorkerJobFollower(backend: self, job: receipt.turn!, thread: request.session, since: nil)
+            var mapper = CodexWorkerEventMapper()
+            try await follower.follow(mapper: &mapper, live: true) { try await channel.send($0) }
         }
     }
 
     public func events(_ request: EventsRequest) -> AsyncThrowingStream<Event, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    try await CodexWorkerEventStream(backend: self, request: request).run { continuation.yield($0) }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        EventChannel.stream { channel in
+            try await CodexWorkerEventStream(backend: self, request: request).run { try await channel.send($0) }
         }
     }
 

@@ -17,7 +17,7 @@ struct CodexWorkerJobFollower: Sendable {
     private var client: CodexWorkerClient { backend.client }
 
     /// `live: false` replays what the job has now (JSON) and returns.
-    func follow(mapper: inout CodexWorkerEventMapper, live: Bool, emit: (Event) -> Void) async throws {
+    func follow(mapper: inout CodexWorkerEventMapper, live: Bool, emit: (Event) async throws -> Void) async throws {
         let snapshot = try await backend.api("reading job \(job)") { try await client.get("/v1/jobs/\(job)") }
         if let thread = thread ?? snapshot["threadId"]?.string { mapper.noteThread(thread, job: job) }
         var cursor = mapper.lastSeq[job] ?? since ?? -1
@@ -44,11 +44,11 @@ struct CodexWorkerJobFollower: Sendable {
                 for try await element in source {
                     switch element {
                     case .connecting(let attempt):
-                        if attempt > 1 { emit(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL)) }
+                        if attempt > 1 { try await emit(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL)) }
                     case .open:
-                        emit(.connection(.connected, endpoint: client.configuration.baseURL))
+                        try await emit(.connection(.connected, endpoint: client.configuration.baseURL))
                     case .disconnected(let reason, let retryIn, let attempt):
-                        emit(.connection(.reconnecting, attempt: attempt,
+                        try await emit(.connection(.reconnecting, attempt: attempt,
                                          reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn)"))
                     case .comment:
                         break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
@@ -57,7 +57,7 @@ struct CodexWorkerJobFollower: Sendable {
                             backend.logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
                             continue
                         }
-                        for event in mapper.map(envelope) { emit(event) }
+                        for event in mapper.map(envelope) { try await emit(event) }
                         if let seq = envelope["seq"]?.int { cursor = max(cursor, seq) }
                         if envelope["type"]?.string == "job.finished" { return }
                     }
@@ -70,7 +70,7 @@ struct CodexWorkerJobFollower: Sendable {
                 case (409?, "CURSOR_EXPIRED"?):
                     cursor = try await recoverExpiredCursor(after: cursor, emit: emit)
                 case (404?, _):
-                    emit(.error(TetherError(.eventsLost, "job \(job) is gone from the Codex Worker (404 \(code ?? "JOB_NOT_FOUND")): it was restarted and kept nothing after seq \(cursor)",
+                    try await emit(.error(TetherError(.eventsLost, "job \(job) is gone from the Codex Worker (404 \(code ?? "JOB_NOT_FOUND")): it was restarted and kept nothing after seq \(cursor)",
                                             hint: "thread history survives: tether history \(thread ?? "THREAD")"),
                                 session: thread, turn: job))
                     return
@@ -85,20 +85,20 @@ struct CodexWorkerJobFollower: Sendable {
 
     /// The events we need were trimmed: report exactly how many are lost, then continue from
     /// the first one the worker still has.
-    private func recoverExpiredCursor(after cursor: Int64, emit: (Event) -> Void) async throws -> Int64 {
+    private func recoverExpiredCursor(after cursor: Int64, emit: (Event) async throws -> Void) async throws -> Int64 {
         let retained = try await backend.api("reading job \(job)") { try await client.get("/v1/jobs/\(job)/events") }
         let firstSeq = retained["firstSeq"]?.int ?? (cursor + 1)
         let lost = max(0, firstSeq - (cursor + 1))
-        emit(.error(TetherError(.eventsLost, "\(lost) events of job \(job) were lost (seq \(cursor + 1)…\(firstSeq - 1)): the Codex Worker no longer keeps them (409 CURSOR_EXPIRED)",
+        try await emit(.error(TetherError(.eventsLost, "\(lost) events of job \(job) were lost (seq \(cursor + 1)…\(firstSeq - 1)): the Codex Worker no longer keeps them (409 CURSOR_EXPIRED)",
                                 hint: "the job's final state still arrives; tether history shows the thread's messages"),
                     session: thread, turn: job))
         return firstSeq - 1
     }
 
-    private func replay(after cursor: Int64, mapper: inout CodexWorkerEventMapper, emit: (Event) -> Void) async throws {
+    private func replay(after cursor: Int64, mapper: inout CodexWorkerEventMapper, emit: (Event) async throws -> Void) async throws {
         do {
             let page = try await client.get("/v1/jobs/\(job)/events?cursor=\(cursor)")
-            for envelope in page["data"]?.array ?? [] { for event in mapper.map(envelope) { emit(event) } }
+            for envelope in page["data"]?.array ?? [] { for event in mapper.map(envelope) { try await emit(event) } }
         } catch let error as CodexWorkerClient.APIError where error.code == "CURSOR_EXPIRED" {
             let next = try await recoverExpiredCursor(after: cursor, emit: emit)
             try await replay(after: next, mapper: &mapper, emit: emit)
@@ -114,7 +114,7 @@ struct CodexWorkerEventStream: Sendable {
     let backend: CodexWorkerBackend
     let request: EventsRequest
 
-    func run(emit: @escaping (Event) -> Void) async throws {
+    func run(emit: @escaping @Sendable (Event) async throws -> Void) async throws {
         var mapper = CodexWorkerEventMapper()
         var since: Int64?
         var job = request.turn
@@ -154,7 +154,7 @@ struct CodexWorkerEventStream: Sendable {
             } else {
                 if !announcedWaiting {
                     announcedWaiting = true
-                    emit(.sessionStatus(thread, .idle))
+                    try await emit(.sessionStatus(thread, .idle))
                 }
                 try await Task.sleep(for: backend.configuration.jobPollInterval)
             }

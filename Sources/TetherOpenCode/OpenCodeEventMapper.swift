@@ -19,7 +19,7 @@ struct OpenCodeEventMapper {
 
         /// Text assembled from deltas, for a part whose final snapshot never comes. Capped, so
         /// one endless part cannot grow memory without bound; the final snapshot is authoritative.
-        static let textLimit = 8 << 20
+        static let textLimit = 1 << 20
         mutating func appendText(_ piece: String) {
             guard text.utf8.count + piece.utf8.count <= Self.textLimit else { return }
             text += piece
@@ -380,7 +380,8 @@ struct OpenCodeEventMapper {
         if completedParts.contains(id) { return [] }
         let role = messages[messageID]?.role ?? (messageID == openTurns[session]?.id ? .user : .assistant)
         let turn = messages[messageID]?.turn ?? openTurns[session]?.id
-        var state = parts[id] ?? PartState(id: id, session: session, message: messageID, kind: kind)
+        // Taken out of the dictionary while it changes, so appending to its text does not copy it.
+        var state = parts.removeValue(forKey: id) ?? PartState(id: id, session: session, message: messageID, kind: kind)
         var events: [Event] = []
         let content = Self.content(of: part, kind: kind, role: role)
         if !state.started {
@@ -395,9 +396,9 @@ struct OpenCodeEventMapper {
                 // Legacy: the snapshot carries the accumulated text and `delta` the new piece.
                 events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: delta))
                 state.appendText(delta)
-            } else if text.count > state.text.count, text.hasPrefix(state.text) {
+            } else if text.utf8.count > state.text.utf8.count, text.utf8.starts(with: state.text.utf8) {
                 // A snapshot that moved on without deltas (or after we lost some): send the rest.
-                let rest = String(text.dropFirst(state.text.count))
+                let rest = String(decoding: text.utf8.dropFirst(state.text.utf8.count), as: UTF8.self)
                 events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: rest))
                 state.appendText(rest)
             }
@@ -424,7 +425,7 @@ struct OpenCodeEventMapper {
             events.append(.part(.partStarted, session: session, turn: messages[messageID]?.turn ?? openTurns[session]?.id,
                                 part: partID, kind: .text, content: ["text": "", "role": "assistant"]))
         }
-        guard var state = parts[partID] else { return events }
+        guard var state = parts.removeValue(forKey: partID) else { return events }
         if field == "text" { state.appendText(delta) }
         parts[partID] = state
         events.append(.partDelta(session: session, turn: messages[state.message]?.turn ?? openTurns[session]?.id,

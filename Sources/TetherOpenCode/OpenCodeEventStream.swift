@@ -17,17 +17,7 @@ struct OpenCodeEventStream: Sendable {
     private var logger: Logger { backend.logger }
 
     func run() -> AsyncThrowingStream<Event, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Event.self)
-        let task = Task {
-            do {
-                try await pump(continuation)
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+        EventChannel.stream { channel in try await pump(channel) }
     }
 
     /// Per-run state, owned by the pump's task.
@@ -40,13 +30,13 @@ struct OpenCodeEventStream: Sendable {
         var connectedOnce = false
     }
 
-    private func pump(_ output: AsyncThrowingStream<Event, any Error>.Continuation) async throws {
+    private func pump(_ output: EventChannel) async throws {
         var state = State()
         state.mapper.contextWindows = await backend.contextWindows()
 
         guard request.follow else {
             // A snapshot of what is current, then stop.
-            for event in try await resync(&state) where keep(event, &state) { output.yield(event) }
+            for event in try await resync(&state) where keep(event, &state) { try await output.send(event) }
             return
         }
 
@@ -77,15 +67,15 @@ struct OpenCodeEventStream: Sendable {
     }
 
     private func handle(_ element: EventSource.Element, _ state: inout State,
-                        _ output: AsyncThrowingStream<Event, any Error>.Continuation) async throws {
+                        _ output: EventChannel) async throws {
         switch element {
         case .connecting(let attempt):
-            output.yield(.connection(attempt == 1 ? .connecting : .reconnecting, attempt: attempt, endpoint: client.configuration.baseURL))
+            try await output.send(.connection(attempt == 1 ? .connecting : .reconnecting, attempt: attempt, endpoint: client.configuration.baseURL))
         case .open:
             state.connectedOnce = true
-            output.yield(.connection(.connected, endpoint: client.configuration.baseURL))
+            try await output.send(.connection(.connected, endpoint: client.configuration.baseURL))
         case .disconnected(let reason, let retryIn, let attempt):
-            output.yield(.connection(.reconnecting, attempt: attempt,
+            try await output.send(.connection(.reconnecting, attempt: attempt,
                                      reason: (reason?.detail ?? "the server closed the stream") + "; retrying in \(retryIn)"))
         case .comment:
             break
@@ -100,7 +90,7 @@ struct OpenCodeEventStream: Sendable {
             switch wire.type {
             case "server.connected":
                 // Nothing is replayed: read what we missed over REST, then go on live.
-                for event in try await resync(&state) { try emit(event, &state, output) }
+                for event in try await resync(&state) { try await emit(event, &state, output) }
                 if let prompt = sendOnReady, !state.sent {
                     state.sent = true
                     _ = try await backend.send(prompt)
@@ -120,28 +110,28 @@ struct OpenCodeEventStream: Sendable {
             if wire.type == "session.idle" || (wire.type == "session.status" && wire.properties["status"]?["type"]?.string == "idle"),
                let session = wire.properties["sessionID"]?.string, state.mapper.hasOpenParts(session: session) {
                 // Complete the turn's parts from the authoritative REST copy before closing it.
-                for event in try await reconcileSession(session, busy: true, &state) { try emit(event, &state, output) }
+                for event in try await reconcileSession(session, busy: true, &state) { try await emit(event, &state, output) }
             }
             for var event in state.mapper.map(wire) {
                 if event.raw == nil { event.raw = wire.raw }
-                try emit(event, &state, output)
+                try await emit(event, &state, output)
             }
         }
     }
 
     /// Connected, heartbeating, yet silent while a session is busy: some servers stop
     /// delivering events (OpenCode issue #46733). Poll REST rather than trust the silence.
-    private func pollIfSilent(_ state: inout State, _ output: AsyncThrowingStream<Event, any Error>.Continuation) async throws {
+    private func pollIfSilent(_ state: inout State, _ output: EventChannel) async throws {
         let busy = !state.mapper.sessionsWithOpenTurns.isEmpty || state.mapper.statuses.values.contains { $0 != .idle }
         guard busy, ContinuousClock.now - state.lastActivity >= backend.configuration.pollInterval else { return }
         logger.info("connected but silent while a session is busy: polling OpenCode over REST")
         state.lastActivity = .now
-        for event in try await resync(&state) { try emit(event, &state, output) }
+        for event in try await resync(&state) { try await emit(event, &state, output) }
     }
 
-    private func emit(_ event: Event, _ state: inout State, _ output: AsyncThrowingStream<Event, any Error>.Continuation) throws {
+    private func emit(_ event: Event, _ state: inout State, _ output: EventChannel) async throws {
         guard keep(event, &state) else { return }
-        output.yield(event)
+        try await output.send(event)
         if request.untilTurnCompletes, event.type == .turnCompleted, event.turn == state.targetTurn {
             state.done = true
         }
