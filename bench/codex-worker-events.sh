@@ -19,5 +19,5 @@ BYTES=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['bytes'])" "$
 CONFIG="$OUT_DIR/codex-worker.toml"
 printf '[profiles.bench]\nbackend = "codex-worker"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
 TETHER=$(measure "turn.completed" "$BIN" --config "$CONFIG" events --turn "$JOB" --follow -o jsonl)
-BASELINE=$(measure "job.finished" bash -c "curl -sN -H 'Accept: text/event-stream' '$URL' | sed -n 's/^data: //p' | jq -c '{type, seq, job: .jobId, item: .payload.itemId, delta: .payload.delta}'")
+BASELINE=$(measure "job.finished" bash -c "curl -sN -H 'Accept: text/event-stream' '$URL' | sed -u -n 's/^data: //p' | jq --unbuffered -c '{type, seq, job: .jobId, item: .payload.itemId, delta: .payload.delta}'")
 report "codex-worker job events, $EVENTS events" "$BYTES" "$TETHER" "$BASELINE" "curl|sed|jq"

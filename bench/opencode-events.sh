@@ -14,5 +14,5 @@ BYTES=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['bytes'])" "$
 CONFIG="$OUT_DIR/opencode.toml"
 printf '[profiles.bench]\nbackend = "opencode"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
 TETHER=$(measure "$LAST" "$BIN" --config "$CONFIG" events --follow -o jsonl)
-BASELINE=$(measure "$LAST" bash -c "curl -sN '$URL' | sed -n 's/^data: //p' | jq -c '{type: .payload.type, session: .payload.properties.sessionID, part: .payload.properties.partID, delta: .payload.properties.delta}'")
+BASELINE=$(measure "$LAST" bash -c "curl -sN '$URL' | sed -u -n 's/^data: //p' | jq --unbuffered -c '{type: .payload.type, session: .payload.properties.sessionID, part: .payload.properties.partID, delta: .payload.properties.delta}'")
 report "opencode events, $FRAMES frames" "$BYTES" "$TETHER" "$BASELINE" "curl|sed|jq"
