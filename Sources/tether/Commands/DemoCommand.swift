@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TetherCodexMonitor
 import TetherCodexWorker
 import TetherCore
 import TetherOpenCode
@@ -59,8 +60,24 @@ struct DemoCommand: AsyncParsableCommand {
             workerPrinter.finish()
             await worker.stop()
 
-            narrator.say("done: OpenCode turn \(opencodeOutcome), Codex Worker turn \(workerOutcome)")
-            guard opencodeOutcome == "completed", workerOutcome == "completed" else { throw ExitCode(1) }
+            // CodexMonitor: a daemon over TCP, raw Codex app-server events, a command approval.
+            let monitor = CodexMonitorSimulator(options: .init(token: "demo-token", pacing: .milliseconds(pacing)), logger: simulatorLogger)
+            let bound = try await monitor.start()
+            narrator.say("CodexMonitor daemon simulator at \(bound.host):\(bound.port) (token auth on)")
+            let monitorBackend = CodexMonitorBackend(
+                configuration: .init(host: bound.host, port: bound.port, token: "demo-token", workspace: "ws-1", profile: "demo-codexmonitor"),
+                logger: context.logger)
+            let monitorPrinter = context.makePrinter(profile: "demo-codexmonitor", backend: .codexmonitor)
+            let monitorSession = try await monitorBackend.createSession(SessionCreateRequest(title: "Tether demo"))
+            monitorPrinter.print(.session(.sessionCreated, monitorSession))
+            narrator.say("tether send \(monitorSession.id) \"run the tests\" --follow")
+            let monitorOutcome = try await followAnswering(monitorBackend, SendRequest(session: monitorSession.id, text: "run the tests"),
+                                                           printer: monitorPrinter, narrator: narrator, decision: .accept)
+            monitorPrinter.finish()
+            await monitor.stop()
+
+            narrator.say("done: OpenCode turn \(opencodeOutcome), Codex Worker turn \(workerOutcome), CodexMonitor turn \(monitorOutcome)")
+            guard [opencodeOutcome, workerOutcome, monitorOutcome].allSatisfy({ $0 == "completed" }) else { throw ExitCode(1) }
         }
     }
 

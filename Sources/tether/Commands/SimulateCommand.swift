@@ -10,7 +10,7 @@ struct SimulateCommand: AsyncParsableCommand {
         commandName: "simulate",
         abstract: "Run a backend simulator on loopback; prints its URL on the first line and serves until interrupted.",
         discussion: """
-            Backends: opencode, codex-worker, sse (a generic SSE test server: /flood?n=N&size=S, \
+            Backends: opencode, codex-worker, codexmonitor (prints HOST:PORT), sse (a generic SSE test server: /flood?n=N&size=S, \
             /resume?total=N&dropEvery=K, /ticker?interval_ms=I&count=C, /stall?after=N, /status/CODE, …).
             Scenarios (opencode): \(OpenCodeScenario.allCases.map(\.rawValue).joined(separator: ", ")); \
             without --scenario the prompt's words choose (ask to run/remove/clean something for an approval).
@@ -19,6 +19,7 @@ struct SimulateCommand: AsyncParsableCommand {
     enum Simulated: String, ExpressibleByArgument, CaseIterable {
         case opencode
         case codexWorker = "codex-worker"
+        case codexmonitor
         case sse
     }
 
@@ -30,6 +31,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Require this password (opencode, user \"opencode\") or bearer token (codex-worker).") var token: String?
     @Option(help: ArgumentHelp("Pause between scripted events, in milliseconds.", valueName: "ms")) var pacing: Int = 40
     @Flag(help: "OpenCode: speak the legacy (0.x–1.0) wire shapes.") var legacy = false
+    @Flag(help: "CodexMonitor: answer requests out of order, some after the events they caused.") var reorder = false
     @Option(help: ArgumentHelp("OpenCode: flood every /global/event connection with N deltas (benchmarks).", valueName: "N"))
     var flood: Int?
     @Option(help: ArgumentHelp("Codex Worker: events kept per job (the real worker's WORKER_EVENT_RETENTION).", valueName: "N"))
@@ -61,13 +63,21 @@ struct SimulateCommand: AsyncParsableCommand {
                 let simulator = CodexWorkerSimulator(options: .init(token: token, retention: retention, pacing: .milliseconds(pacing)), logger: logger)
                 url = try await simulator.start(host: address.host, port: address.port)
                 stop = { await simulator.stop() }
+            case .codexmonitor:
+                let simulator = CodexMonitorSimulator(options: .init(token: token, pacing: .milliseconds(pacing),
+                                                                     reorderResponses: reorder), logger: logger)
+                let bound = try await simulator.start(host: address.host, port: Int(address.port))
+                url = URL(string: "tcp://\(bound.host):\(bound.port)")!
+                stop = { await simulator.stop() }
             case .sse:
                 let server = SSEScriptServer(logger: logger)
                 url = try await server.start(port: address.port)
                 stop = { await server.stop() }
             }
-            LineOutput.standardOutput.write(url.absoluteString + "\n")
-            LineOutput.standardError.write("tether simulate: \(backend.rawValue) simulator listening on \(url.absoluteString); Ctrl-C stops it\n")
+            // A TCP daemon is addressed as HOST:PORT (a profile's `address`); HTTP servers by URL.
+            let printed = url.scheme == "tcp" ? "\(url.host ?? ""):\(url.port ?? 0)" : url.absoluteString
+            LineOutput.standardOutput.write(printed + "\n")
+            LineOutput.standardError.write("tether simulate: \(backend.rawValue) simulator listening on \(printed); Ctrl-C stops it\n")
             await waitForInterrupt()
             await stop()
         }

@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+import TetherCore
+import TetherSim
+
+/// The real binary against the CodexMonitor daemon simulator over TCP.
+@Suite(.serialized) struct CodexMonitorCLITests {
+    func withDaemon(_ options: CodexMonitorSimulator.Options = .init(token: "s3cret"), profileToken: Bool = true,
+                    _ body: (CodexMonitorSimulator, [String]) async throws -> Void) async throws {
+        let simulator = CodexMonitorSimulator(options: options)
+        let bound = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let tokenLine = profileToken ? "token = { env = \"CM_TEST_TOKEN\" }" : ""
+        let config = try TemporaryConfig("""
+            [profiles.m]
+            backend = "codexmonitor"
+            address = "\(bound.host):\(bound.port)"
+            workspace = "ws-1"
+            \(tokenLine)
+            """)
+        try await body(simulator, ["--config", config.path, "-p", "m"])
+    }
+
+    let env = ["CM_TEST_TOKEN": "s3cret"]
+
+    /// Every assistant message's streamed deltas (if any) assemble to its final text.
+    static func deltasMatchFinalText(_ events: [Event]) -> Bool {
+        var streamed: [String: String] = [:]
+        for event in events where event.type == .partDelta {
+            streamed[event.part ?? "", default: ""] += event.data["delta"]?.string ?? ""
+        }
+        return events.filter { $0.type == .partCompleted && $0.data["role"] == "assistant" }.allSatisfy { part in
+            let text = streamed[part.part ?? ""] ?? ""
+            return text.isEmpty || text == part.data["text"]?.string
+        }
+    }
+
+    func session(_ global: [String], env: [String: String]? = nil) async throws -> String {
+        let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env ?? self.env)
+        #expect(created.status == 0, "\(created.stderr)")
+        return try #require(try created.events().first?.session)
+    }
+
+    func runApproval(_ global: [String], decision: [String], prompt: String = "run the tests") async throws -> TetherProcess.Result {
+        let thread = try await session(global)
+        let send = try TetherProcess(["send", thread, prompt, "--follow"] + global, environment: env)
+        let approval = try await send.waitForEvent(.approvalRequested)
+        let id = try #require(approval.data["id"]?.string)
+        let approve = try await TetherProcess.run(["approve", id] + decision + global, environment: env)
+        #expect(approve.status == 0, "\(approve.stderr)")
+        return try await send.finish()
+    }
+
+    @Test func aStreamingTurnWithAnApprovedCommand() async throws {
+        try await withDaemon { _, global in
+            let result = try await runApproval(global, decision: ["--decision", "accept"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let events = try result.events()
+            #expect(events.last { $0.type == .turnCompleted }?.data["status"] == "completed")
+            let command = events.last { $0.type == .partCompleted && $0.data["kind"] == "command" }
+            #expect(command?.data["status"] == "completed")
+            #expect(command?.data["exit_code"] == 0)
+            let parts = events.filter { $0.type == .partCompleted }.compactMap(\.part)
+            #expect(Set(parts).count == parts.count)
+            #expect(Self.deltasMatchFinalText(events))
+        }
+    }
+
+    @Test(arguments: [
+        (["--decision", "decline"], "declined", "completed"),
+        (["--decision", "cancel"], "declined", "cancelled"),
+        (["--decision", "accept_for_session"], "completed", "completed"),
+        (["--decision", "accept_with_amendment", "--amendment", "npm", "test"], "completed", "completed"),
+    ])
+    func eachDecision(decision: [String], commandStatus: String, outcome: String) async throws {
+        try await withDaemon { _, global in
+            let result = try await runApproval(global, decision: decision)
+            let events = try result.events()
+            #expect(events.last { $0.type == .turnCompleted }?.data["status"]?.string == outcome)
+            #expect(result.status == (outcome == "completed" ? 0 : 1))
+            let command = Self.lastCommand(events)
+            if commandStatus == "declined" {
+                // Cancel interrupts the turn: the command item may never complete.
+                #expect(command == nil || command?.data["status"] == "declined")
+            } else {
+                #expect(command?.data["status"]?.string == commandStatus)
+            }
+        }
+    }
+
+    static func lastCommand(_ events: [Event]) -> Event? {
+        events.filter { event in event.type == EventType.partCompleted && event.data["kind"]?.string == "command" }.last
+    }
+
+    @Test func abortInterruptsTheTurn() async throws {
+        try await withDaemon { _, global in
+            let thread = try await session(global)
+            let send = try TetherProcess(["send", thread, "run the tests", "--follow"] + global, environment: env)
+            _ = try await send.waitForEvent(.approvalRequested)
+            let abort = try await TetherProcess.run(["abort", thread] + global, environment: env)
+            #expect(abort.status == 0, "\(abort.stderr)")
+            let result = try await send.finish()
+            #expect(result.status == 1)
+            #expect(try result.events().last { $0.type == .turnCompleted }?.data["status"] == "cancelled")
+        }
+    }
+
+    @Test func aFailedTurnExits1WithItsError() async throws {
+        try await withDaemon { _, global in
+            let thread = try await session(global)
+            let result = try await TetherProcess.run(["send", thread, "make it fail", "--follow"] + global, environment: env)
+            #expect(result.status == 1)
+            let events = try result.events()
+            #expect(events.last { $0.type == .turnCompleted }?.data["status"] == "failed")
+            #expect(events.contains { $0.type == .error && $0.data["retryable"] == true })
+        }
+    }
+
+    @Test func authOutcomes() async throws {
+        try await withDaemon { _, global in
+            let bad = try await TetherProcess.run(["sessions", "list"] + global, environment: ["CM_TEST_TOKEN": "nope"])
+            #expect(bad.status == 77)
+            #expect(!bad.stderr.contains("nope"))
+        }
+        // A daemon run with --insecure-no-auth answers `auth` with "unknown method: auth": still usable.
+        try await withDaemon(.init(token: nil)) { _, global in
+            let open = try await TetherProcess.run(["sessions", "list"] + global, environment: env)
+            #expect(open.status == 0, "\(open.stderr)")
+        }
+        try await withDaemon(.init(token: nil), profileToken: false) { _, global in
+            let open = try await TetherProcess.run(["check"] + global, environment: [:])
+            #expect(open.status == 0, "\(open.stderr)")
+        }
+    }
+
+    @Test func responsesOutOfOrderChangeNothing() async throws {
+        var reference: [String] = []
+        try await withDaemon { _, global in
+            reference = try await runApproval(global, decision: []).events().filter { $0.type == .partCompleted }.compactMap { $0.data["text"]?.string ?? $0.data["status"]?.string }
+        }
+        try await withDaemon(.init(token: "s3cret", reorderResponses: true)) { _, global in
+            let result = try await runApproval(global, decision: [])
+            #expect(result.status == 0, "\(result.stderr)")
+            let view = try result.events().filter { $0.type == .partCompleted }.compactMap { $0.data["text"]?.string ?? $0.data["status"]?.string }
+            #expect(view == reference)
+        }
+    }
+
+    @Test func aDroppedConnectionResumesWithoutLossOrDuplicates() async throws {
+        var reference: [String] = []
+        try await withDaemon { _, global in
+            let thread = try await session(global)
+            let result = try await TetherProcess.run(["send", thread, "tell me something", "--follow"] + global, environment: env)
+            reference = try result.events().filter { $0.type == .partCompleted }.compactMap { $0.data["text"]?.string }
+        }
+        try await withDaemon(.init(token: "s3cret", pacing: .milliseconds(5), dropConnectionAfter: 12)) { _, global in
+            let thread = try await session(global)
+            let result = try await TetherProcess.run(["send", thread, "tell me something", "--follow"] + global, environment: env, timeout: .seconds(60))
+            #expect(result.status == 0, "\(result.stderr)")
+            let events = try result.events()
+            let parts = events.filter { $0.type == .partCompleted }
+            #expect(Set(parts.compactMap(\.part)).count == parts.count)
+            #expect(parts.compactMap { $0.data["text"]?.string } == reference)
+            #expect(events.filter { $0.type == .turnCompleted }.count == 1)
+        }
+    }
+}
