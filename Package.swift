@@ -53,15 +53,18 @@ let package = Package(
         ], swiftSettings: strict),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "TetherCore", "TetherNet", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor",
+            "TetherCore", "TetherNet", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherSSH",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
 
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"], swiftSettings: strict),
         .testTarget(name: "TetherNetTests", dependencies: ["TetherNet", "TetherSim"], swiftSettings: strict),
-        .testTarget(name: "TetherSSHTests", dependencies: ["TetherSSH", .product(name: "Logging", package: "swift-log")],
-                    swiftSettings: strict),
+        // Fixtures shared by test suites: a real sshd on loopback, child processes.
+        .target(name: "TetherTestSupport", path: "Tests/TetherTestSupport", swiftSettings: strict),
+        .testTarget(name: "TetherSSHTests", dependencies: [
+            "TetherSSH", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         .testTarget(name: "TetherConfigTests", dependencies: ["TetherConfig"], swiftSettings: strict),
         .testTarget(name: "TetherSimTests", dependencies: [
             "TetherSim", .product(name: "FlyingSocks", package: "FlyingFox"), .product(name: "Logging", package: "swift-log"),
@@ -74,7 +77,7 @@ let package = Package(
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         // End-to-end: runs the real `tether` binary as a subprocess.
         .testTarget(name: "TetherCLITests", dependencies: [
-            "tether", "TetherSim", "TetherCore", .product(name: "Logging", package: "swift-log"),
+            "tether", "TetherSim", "TetherCore", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
     ]
 )

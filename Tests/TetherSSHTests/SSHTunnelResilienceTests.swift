@@ -1,3 +1,4 @@
+@testable import TetherTestSupport
 import Foundation
 import Testing
 import TetherSSH

@@ -1,3 +1,4 @@
+@testable import TetherTestSupport
 import Testing
 
 /// The root of every TetherSSH test. Most start their own sshd; all run one at a time so that

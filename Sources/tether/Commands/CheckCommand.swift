@@ -10,7 +10,8 @@ struct CheckCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let context = CommandContext(options)
-            let (profile, backend) = try context.makeBackend()
+            let (profile, backend) = try await context.makeBackend()
+            defer { OpenTunnels.closeAll() }
             let report = try await backend.check()
             StatusLine.shared.clear()
             var object = JSONObject.compact([

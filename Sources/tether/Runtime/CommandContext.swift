@@ -35,43 +35,58 @@ struct CommandContext {
                      style: Style.forStream(.standardOutput, environment: environment.variables))
     }
 
-    /// The profile's backend, ready to use. Secrets are resolved here, for this profile only.
-    func makeBackend() throws -> (Profile, any Backend) {
+    /// The profile's backend, ready to use: its tunnel open if it has one, its secrets resolved
+    /// (for this profile only).
+    func makeBackend() async throws -> (Profile, any Backend) {
         let (config, profile) = try selectProfile()
-        if let tunnel = profile.tunnel {
-            _ = config.tunnel(for: profile)
-            throw TetherError(.unsupported, "profile \(profile.name) uses tunnel \"\(tunnel)\", and SSH tunnels are not in this build yet",
-                              hint: "open the tunnel by hand (ssh -N -L PORT:HOST:PORT …) and point a profile without `tunnel` at 127.0.0.1:PORT")
+        var tunnel: ProfileTunnel?
+        if let name = profile.tunnel {
+            guard let tunnelConfig = config.tunnel(for: profile) else {
+                throw TetherError(.configuration, "profile \(profile.name) names tunnel \"\(name)\", which \(config.path) does not define",
+                                  hint: "add a [tunnels.\(name)] table")
+            }
+            let target: HostPort = switch profile.settings {
+            case .openCode(let settings): ProfileTunnel.target(of: settings.url)
+            case .codexWorker(let settings): ProfileTunnel.target(of: settings.url)
+            case .notification(let settings): ProfileTunnel.target(of: settings.url)
+            case .codexMonitor(let settings): settings.address
+            }
+            let opened = try await ProfileTunnel.open(tunnelConfig, target: target, environment: environment, logger: logger)
+            OpenTunnels.keep(opened.tunnel)
+            tunnel = opened
         }
-        StatusLine.shared.show("connecting to \(profile.name) (\(profile.backend.rawValue) at \(profile.endpoint))…")
+        StatusLine.shared.show("connecting to \(profile.name) (\(profile.backend.rawValue) at \(profile.endpoint)\(tunnel.map { " via \($0.via)" } ?? ""))…")
+        func url(_ url: URL) throws -> String { try (tunnel?.rewrite(url) ?? url).absoluteString }
         switch profile.settings {
         case .openCode(let settings):
             let password = try settings.password?.resolve(environment)
             let backend = OpenCodeBackend(
-                configuration: .init(baseURL: settings.url.absoluteString, username: settings.username,
-                                      password: password, directory: settings.directory, profile: profile.name),
+                configuration: .init(baseURL: try url(settings.url), username: settings.username,
+                                     password: password, directory: settings.directory, profile: profile.name),
                 logger: logger)
             return (profile, backend)
         case .codexWorker(let settings):
             let token = try settings.token?.resolve(environment)
             return (profile, CodexWorkerBackend(
-                configuration: .init(baseURL: settings.url.absoluteString, token: token, profile: profile.name), logger: logger))
+                configuration: .init(baseURL: try url(settings.url), token: token, profile: profile.name), logger: logger))
         case .codexMonitor(let settings):
             let token = try settings.token?.resolve(environment)
+            let address = tunnel.map { HostPort(host: $0.local.host, port: $0.local.port) } ?? settings.address
             return (profile, CodexMonitorBackend(
-                configuration: .init(host: settings.address.host, port: settings.address.port, token: token,
+                configuration: .init(host: address.host, port: address.port, token: token,
                                      workspace: settings.workspace, profile: profile.name),
                 logger: logger))
         case .notification:
             throw TetherError(.unsupported, "the \(profile.backend.rawValue) backend (profile \(profile.name)) is not in this build yet",
-                              hint: "profiles with backend = \"opencode\" work today; see `tether profiles list`")
+                              hint: "profiles with backend = \"opencode\", \"codex-worker\" or \"codexmonitor\" work today; see `tether profiles list`")
         }
     }
 
     /// Runs `body` with the backend after checking it can do what the command needs.
     func withBackend(requiring capability: BackendCapabilities, command: String,
                      _ body: (Profile, any Backend, EventPrinter) async throws -> Void) async throws {
-        let (profile, backend) = try makeBackend()
+        let (profile, backend) = try await makeBackend()
+        defer { OpenTunnels.closeAll() }
         guard backend.capabilities.contains(capability) else {
             throw TetherError.unsupported("`tether \(command)`", backend: backend.kind)
         }

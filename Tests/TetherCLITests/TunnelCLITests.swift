@@ -1,0 +1,133 @@
+import Foundation
+import Logging
+import Testing
+import TetherCore
+import TetherSim
+@testable import TetherTestSupport
+
+/// Profiles with `tunnel = NAME`, through a real OpenSSH sshd on loopback: the backends are
+/// reached only through libssh2 direct-tcpip channels.
+@Suite(.serialized) struct TunnelCLITests {
+    struct Setup {
+        let server: SSHServerFixture
+        let key: String
+        let knownHosts: String
+    }
+
+    func withSSHServer(trusted: Bool = true, _ body: (Setup) async throws -> Void) async throws {
+        let server = try SSHServerFixture()
+        let directory = try TestFiles.makeTemporaryDirectory("client")
+        let key = directory + "/id_ed25519"
+        try Tools.generateKey(type: "ed25519", at: key)
+        try server.authorize(publicKeyOf: key)
+        try server.start()
+        defer { server.stop() }
+        let knownHosts = directory + "/known_hosts"
+        try (trusted ? try server.knownHostsLine() + "\n" : "").write(toFile: knownHosts, atomically: true, encoding: .utf8)
+        try await body(Setup(server: server, key: key, knownHosts: knownHosts))
+    }
+
+    func tunnelTable(_ setup: Setup, extra: String = "") -> String {
+        """
+        [tunnels.vps]
+        host = "127.0.0.1"
+        port = \(setup.server.port)
+        user = "root"
+        identity = "\(setup.key)"
+        known_hosts = "\(setup.knownHosts)"
+        \(extra)
+        """
+    }
+
+    @Test func anOpenCodeTurnWithAnApprovalThroughTheTunnel() async throws {
+        try await withSSHServer { setup in
+            let simulator = OpenCodeSimulator(options: .init(password: "secret"))
+            let url = try await simulator.start()
+            defer { Task { await simulator.stop() } }
+            let config = try TemporaryConfig("""
+                [profiles.home]
+                backend = "opencode"
+                url = "\(url.absoluteString)"
+                password = { env = "OC_PW" }
+                tunnel = "vps"
+                \(tunnelTable(setup))
+                """)
+            let global = ["--config", config.path]
+            let env = ["OC_PW": "secret", "XDG_STATE_HOME": NSTemporaryDirectory() + "tether-state-\(UUID().uuidString)"]
+            let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env)
+            #expect(created.status == 0, "\(created.stderr)")
+            let session = try #require(try created.events().first?.session)
+            let send = try TetherProcess(["send", session, "Clean the build dir and say done", "--follow"] + global, environment: env)
+            let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
+            #expect(try await TetherProcess.run(["approve", id] + global, environment: env).status == 0)
+            let result = try await send.finish()
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try result.events().last { $0.type == .turnCompleted }?.data["status"] == "completed")
+        }
+    }
+
+    @Test func aCodexMonitorDaemonThroughTheTunnel() async throws {
+        try await withSSHServer { setup in
+            let simulator = CodexMonitorSimulator(options: .init(token: "t"))
+            let bound = try await simulator.start()
+            defer { Task { await simulator.stop() } }
+            let config = try TemporaryConfig("""
+                [profiles.m]
+                backend = "codexmonitor"
+                address = "\(bound.host):\(bound.port)"
+                token = { env = "CM_T" }
+                workspace = "ws-1"
+                tunnel = "vps"
+                \(tunnelTable(setup))
+                """)
+            let global = ["--config", config.path]
+            let env = ["CM_T": "t"]
+            let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env)
+            #expect(created.status == 0, "\(created.stderr)")
+            let session = try #require(try created.events().first?.session)
+            let result = try await TetherProcess.run(["send", session, "tell me something", "--follow"] + global, environment: env)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+    }
+
+    @Test func tetherTunnelPrintsTheLocalEndpointFirst() async throws {
+        try await withSSHServer { setup in
+            let worker = CodexWorkerSimulator(options: .init(), logger: .init(label: "sim") { _ in SwiftLogNoOpLogHandler() })
+            let url = try await worker.start()
+            defer { Task { await worker.stop() } }
+            let config = try TemporaryConfig("""
+                [profiles.w]
+                backend = "codex-worker"
+                url = "\(url.absoluteString)"
+                tunnel = "vps"
+                \(tunnelTable(setup))
+                """)
+            let process = try TetherProcess(["tunnel", "--config", config.path])
+            let line = try await process.waitForLine { $0.contains("\"local\"") }
+            let endpoint = try JSONParser.parse(line)
+            #expect(endpoint["remote"]?.string == "\(url.host!):\(url.port!)")
+            #expect(endpoint["via"]?.string == "root@127.0.0.1:\(setup.server.port)")
+            let local = try #require(endpoint["local"]?.string)
+            // Anything can use the printed endpoint: here, curl.
+            let health = try Tools.run("/usr/bin/curl", ["-s", "http://\(local)/health"])
+            #expect(health.contains("\"status\":\"ok\""))
+            process.interrupt()
+            #expect(try await process.finish().status == 0)
+        }
+    }
+
+    @Test func anUnknownHostIsRefusedWithItsFingerprint() async throws {
+        try await withSSHServer(trusted: false) { setup in
+            let config = try TemporaryConfig("""
+                [profiles.w]
+                backend = "codex-worker"
+                url = "http://127.0.0.1:9"
+                tunnel = "vps"
+                \(tunnelTable(setup))
+                """)
+            let result = try await TetherProcess.run(["check", "--config", config.path])
+            #expect(result.status == 77)
+            #expect(result.stderr.contains(try setup.server.hostKeyFingerprint()))
+        }
+    }
+}
