@@ -2,6 +2,10 @@ import Foundation
 import Synchronization
 import Testing
 import TetherCore
+@testable import TetherTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The real `tether` binary, run as a subprocess, as a user or a script would run it.
 final class TetherProcess: Sendable {
@@ -24,41 +28,59 @@ final class TetherProcess: Sendable {
         func events() throws -> [Event] { try lines.map { try EventCodec.decode($0) } }
     }
 
-    private let process: Process
+    private let child: ChildProcess
     private let state = Output()
     private struct State {
         var stdout = Data()
         var stderr = Data()
+        var openPipes = 2
     }
     private final class Output: Sendable {
         let mutex = Mutex(State())
         func withLock<T>(_ body: (inout State) -> T) -> T { mutex.withLock { body(&$0) } }
     }
 
-    /// Starts `tether ARGS` with a clean environment plus `environment`.
+    /// Starts `tether ARGS` with a clean environment plus `environment`. Spawned with
+    /// posix_spawn and read by plain threads: Foundation's Process and FileHandle's readability
+    /// handlers have crashed and hung test runs on Linux.
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
         var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": NSTemporaryDirectory(),
                    "NO_COLOR": "1"]
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        out.fileHandleForReading.readabilityHandler = { [state] handle in
-            let data = handle.availableData
-            state.withLock { $0.stdout.append(data) }
+        var out: [Int32] = [-1, -1]
+        var err: [Int32] = [-1, -1]
+        guard pipe(&out) == 0, pipe(&err) == 0 else { throw FixtureError("pipe failed") }
+        for fd in out + err { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        do {
+            child = try ChildProcess(Self.binary.path, arguments, environment: env, output: out[1], errorOutput: err[1])
+        } catch {
+            for fd in out + err { close(fd) }
+            throw error
         }
-        err.fileHandleForReading.readabilityHandler = { [state] handle in
-            let data = handle.availableData
-            state.withLock { $0.stderr.append(data) }
-        }
-        try process.run()
+        close(out[1])
+        close(err[1])
+        let state = self.state
+        Self.drain(out[0], state: state) { data in state.withLock { $0.stdout.append(data) } }
+        Self.drain(err[0], state: state) { data in state.withLock { $0.stderr.append(data) } }
     }
+
+    private static func drain(_ fd: Int32, state: Output, append: @escaping @Sendable (Data) -> Void) {
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                let data = Data(buffer[0..<count])
+                append(data)
+            }
+            close(fd)
+            state.withLock { $0.openPipes -= 1 }
+        }
+        thread.start()
+    }
+
+    private var isRunning: Bool { child.isRunning }
 
     var stdoutLines: [String] {
         state.withLock { String(decoding: $0.stdout, as: UTF8.self) }.split(separator: "\n", omittingEmptySubsequences: true)
@@ -72,8 +94,8 @@ final class TetherProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let line = stdoutLines.first(where: predicate) { return line }
-            if !process.isRunning, let line = stdoutLines.first(where: predicate) { return line }
-            if !process.isRunning { break }
+            if !isRunning, let line = stdoutLines.first(where: predicate) { return line }
+            if !isRunning { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         if let line = stdoutLines.first(where: predicate) { return line }
@@ -88,21 +110,26 @@ final class TetherProcess: Sendable {
     /// Waits for the process to exit (killing it after `timeout`).
     func finish(timeout: Duration = .seconds(30)) async throws -> Result {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning {
-            process.terminate()
+        while isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if isRunning {
+            child.signal(SIGKILL)
+            child.wait()
             throw TimedOut(what: "exit", stdout: stdoutLines.joined(separator: "\n"), stderr: stderrText)
         }
-        process.waitUntilExit()
-        try await Task.sleep(for: .milliseconds(50))  // let the pipes drain
+        let raw = child.wait()
+        // Both pipes reach EOF once the child (their only writer) is gone.
+        while state.withLock({ $0.openPipes > 0 }), ContinuousClock.now < deadline + .seconds(5) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let status: Int32 = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
         return state.withLock {
-            Result(status: process.terminationStatus, stdout: String(decoding: $0.stdout, as: UTF8.self),
+            Result(status: status, stdout: String(decoding: $0.stdout, as: UTF8.self),
                    stderr: String(decoding: $0.stderr, as: UTF8.self))
         }
     }
 
-    func interrupt() { process.interrupt() }
-    func terminate() { if process.isRunning { process.terminate() } }
+    func interrupt() { child.signal(SIGINT) }
+    func terminate() { child.signal(SIGTERM) }
 
     /// Runs to completion.
     static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(30)) async throws -> Result {

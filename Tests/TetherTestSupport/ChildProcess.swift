@@ -14,12 +14,16 @@ final class ChildProcess: @unchecked Sendable {
     private var exitStatus: Int32?
 
     /// `output` receives stdout and stderr (nil: /dev/null).
-    init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, output: Int32? = nil) throws {
+    init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, output: Int32? = nil,
+         errorOutput: Int32? = nil) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if let output {
+        if let output, let errorOutput {
+            posix_spawn_file_actions_adddup2(&actions, output, 1)
+            posix_spawn_file_actions_adddup2(&actions, errorOutput, 2)
+        } else if let output {
             posix_spawn_file_actions_adddup2(&actions, output, 1)
             posix_spawn_file_actions_adddup2(&actions, output, 2)
         } else {
