@@ -27,57 +27,50 @@ struct DemoCommand: AsyncParsableCommand {
             simulatorLogger.logLevel = options.verbose > 0 ? context.logger.logLevel : .critical
             let narrator = Narrator(style: Style.forStream(.standardError, environment: context.environment.variables))
 
-            // OpenCode: a prompt that asks to remove something makes the agent ask permission.
-            let opencode = OpenCodeSimulator(options: .init(password: "demo-password", pacing: .milliseconds(pacing)),
-                                             logger: simulatorLogger)
-            let opencodeURL = try await opencode.start()
-            narrator.say("OpenCode simulator at \(opencodeURL.absoluteString) (Basic auth on)")
-            let opencodeBackend = OpenCodeBackend(
-                configuration: .init(baseURL: opencodeURL.absoluteString, password: "demo-password", directory: nil, profile: "demo-opencode"),
-                logger: context.logger)
-            let printer = context.makePrinter(profile: "demo-opencode", backend: .opencode)
-            let session = try await opencodeBackend.createSession(SessionCreateRequest(title: "Tether demo"))
-            printer.print(.session(.sessionCreated, session))
-            narrator.say("tether send \(session.id) \"Clean the build dir and say done\" --follow")
-            let opencodeOutcome = try await followAnswering(opencodeBackend, SendRequest(session: session.id, text: "Clean the build dir and say done"),
-                                                            printer: printer, narrator: narrator, decision: .accept)
-            printer.finish()
-            await opencode.stop()
-
-            // Codex Worker: a thread, a job, a command approval.
-            let worker = CodexWorkerSimulator(options: .init(token: "demo-token", pacing: .milliseconds(pacing)), logger: simulatorLogger)
-            let workerURL = try await worker.start()
-            narrator.say("Codex Worker simulator at \(workerURL.absoluteString) (Bearer token on)")
-            let workerBackend = CodexWorkerBackend(
-                configuration: .init(baseURL: workerURL.absoluteString, token: "demo-token", profile: "demo-codex-worker"),
-                logger: context.logger)
-            let workerPrinter = context.makePrinter(profile: "demo-codex-worker", backend: .codexWorker)
-            let thread = try await workerBackend.createSession(SessionCreateRequest(title: "Tether demo"))
-            workerPrinter.print(.session(.sessionCreated, thread))
-            narrator.say("tether send \(thread.id) \"run the tests and approve it\" --follow")
-            let workerOutcome = try await followAnswering(workerBackend, SendRequest(session: thread.id, text: "run the tests and approve it"),
-                                                          printer: workerPrinter, narrator: narrator, decision: .accept)
-            workerPrinter.finish()
-            await worker.stop()
-
-            // CodexMonitor: a daemon over TCP, raw Codex app-server events, a command approval.
-            let monitor = CodexMonitorSimulator(options: .init(token: "demo-token", pacing: .milliseconds(pacing)), logger: simulatorLogger)
-            let bound = try await monitor.start()
-            narrator.say("CodexMonitor daemon simulator at \(bound.host):\(bound.port) (token auth on)")
-            let monitorBackend = CodexMonitorBackend(
-                configuration: .init(host: bound.host, port: bound.port, token: "demo-token", workspace: "ws-1", profile: "demo-codexmonitor"),
-                logger: context.logger)
-            let monitorPrinter = context.makePrinter(profile: "demo-codexmonitor", backend: .codexmonitor)
-            let monitorSession = try await monitorBackend.createSession(SessionCreateRequest(title: "Tether demo"))
-            monitorPrinter.print(.session(.sessionCreated, monitorSession))
-            narrator.say("tether send \(monitorSession.id) \"run the tests\" --follow")
-            let monitorOutcome = try await followAnswering(monitorBackend, SendRequest(session: monitorSession.id, text: "run the tests"),
-                                                           printer: monitorPrinter, narrator: narrator, decision: .accept)
-            monitorPrinter.finish()
-            await monitor.stop()
-
-            narrator.say("done: OpenCode turn \(opencodeOutcome), Codex Worker turn \(workerOutcome), CodexMonitor turn \(monitorOutcome)")
-            guard [opencodeOutcome, workerOutcome, monitorOutcome].allSatisfy({ $0 == "completed" }) else { throw ExitCode(1) }
+            let pacing = Duration.milliseconds(self.pacing)
+            let logger = context.logger
+            let scenes: [DemoScene] = [
+                // OpenCode: a prompt that asks to remove something makes the agent ask permission.
+                DemoScene(profile: "demo-opencode", backend: .opencode, prompt: "Clean the build dir and say done") {
+                    let simulator = OpenCodeSimulator(options: .init(password: "demo-password", pacing: pacing), logger: simulatorLogger)
+                    let url = try await simulator.start()
+                    let backend = OpenCodeBackend(configuration: .init(baseURL: url.absoluteString, password: "demo-password",
+                                                                       directory: nil, profile: "demo-opencode"), logger: logger)
+                    return ("OpenCode simulator at \(url.absoluteString) (Basic auth on)", backend, { await simulator.stop() })
+                },
+                // Codex Worker: a thread, a job, a command approval.
+                DemoScene(profile: "demo-codex-worker", backend: .codexWorker, prompt: "run the tests and approve it") {
+                    let simulator = CodexWorkerSimulator(options: .init(token: "demo-token", pacing: pacing), logger: simulatorLogger)
+                    let url = try await simulator.start()
+                    let backend = CodexWorkerBackend(configuration: .init(baseURL: url.absoluteString, token: "demo-token",
+                                                                          profile: "demo-codex-worker"), logger: logger)
+                    return ("Codex Worker simulator at \(url.absoluteString) (Bearer token on)", backend, { await simulator.stop() })
+                },
+                // CodexMonitor: a daemon over TCP, raw Codex app-server events, a command approval.
+                DemoScene(profile: "demo-codexmonitor", backend: .codexmonitor, prompt: "run the tests") {
+                    let simulator = CodexMonitorSimulator(options: .init(token: "demo-token", pacing: pacing), logger: simulatorLogger)
+                    let bound = try await simulator.start()
+                    let backend = CodexMonitorBackend(configuration: .init(host: bound.host, port: bound.port, token: "demo-token",
+                                                                           workspace: "ws-1", profile: "demo-codexmonitor"), logger: logger)
+                    return ("CodexMonitor daemon simulator at \(bound.host):\(bound.port) (token auth on)", backend, { await simulator.stop() })
+                },
+            ]
+            var outcomes: [String] = []
+            for scene in scenes {
+                let (description, backend, stop) = try await scene.start()
+                narrator.say(description)
+                let printer = context.makePrinter(profile: scene.profile, backend: scene.backend)
+                let session = try await backend.createSession(SessionCreateRequest(title: "Tether demo"))
+                printer.print(.session(.sessionCreated, session))
+                narrator.say("tether -p \(scene.profile) send \(session.id) \"\(scene.prompt)\" --follow")
+                let outcome = try await followAnswering(backend, SendRequest(session: session.id, text: scene.prompt),
+                                                        printer: printer, narrator: narrator, decision: .accept)
+                printer.finish()
+                await stop()
+                outcomes.append("\(scene.backend.rawValue) turn \(outcome)")
+            }
+            narrator.say("done: " + outcomes.joined(separator: ", "))
+            guard outcomes.allSatisfy({ $0.hasSuffix(" completed") }) else { throw ExitCode(1) }
         }
     }
 
@@ -100,6 +93,14 @@ struct DemoCommand: AsyncParsableCommand {
         }
         return outcome
     }
+}
+
+/// One backend's part of the demo: how to start its simulator and adapter, and what to ask.
+struct DemoScene {
+    let profile: String
+    let backend: BackendKind
+    let prompt: String
+    let start: () async throws -> (description: String, backend: any Backend, stop: () async -> Void)
 }
 
 /// The demo's commentary, on stderr so stdout stays data.

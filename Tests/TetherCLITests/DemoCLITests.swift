@@ -1,0 +1,17 @@
+import Testing
+import TetherCore
+
+/// `tether demo`, the embedded default, as `make demo` runs it (piped: JSON Lines).
+@Suite struct DemoCLITests {
+    @Test func theDemoRunsEveryScriptedSessionToCompletion() async throws {
+        let result = try await TetherProcess.run(["demo", "--pacing", "0"], timeout: .seconds(90))
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = try result.events()
+        let completed = events.filter { $0.type == .turnCompleted }
+        #expect(Set(completed.compactMap(\.backend)) == [.opencode, .codexWorker, .codexmonitor])
+        #expect(completed.allSatisfy { $0.data["status"] == "completed" })
+        #expect(events.filter { $0.type == .approvalRequested }.count == 3)
+        #expect(events.filter { $0.type == .approvalResolved }.count >= 3)
+        #expect(result.stderr.contains("demo: done"))
+    }
+}
