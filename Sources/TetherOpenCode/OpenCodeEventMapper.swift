@@ -123,10 +123,17 @@ struct OpenCodeEventMapper {
     /// (re)connect. REST messages are snapshots, so they go through the same mapping as stream
     /// snapshots, and dedup keeps what was already emitted from being emitted again. Only the
     /// last turn is looked at, and only if it is running or we had it open.
-    mutating func reconcile(session: String, messages list: [JSONValue], busy: Bool) -> [Event] {
-        guard busy || openTurns[session] != nil else { return [] }
+    /// `adoptingAnyUserMessageBut`: for `send --follow`, the user messages that existed before our
+    /// prompt; a newer one is our turn even if it already finished while the stream was silent.
+    mutating func reconcile(session: String, messages list: [JSONValue], busy: Bool,
+                            adoptingAnyUserMessageBut known: Set<String>? = nil) -> [Event] {
+        let lastUser = list.lastIndex(where: { $0["info"]?["role"]?.string == "user" })
+        let ours = known.map { known in
+            lastUser.flatMap { list[$0]["info"]?["id"]?.string }.map { !known.contains($0) && !completedTurns.contains($0) } ?? false
+        } ?? false
+        guard busy || openTurns[session] != nil || ours else { return [] }
         var events: [Event] = []
-        if let lastUser = list.lastIndex(where: { $0["info"]?["role"]?.string == "user" }) {
+        if let lastUser {
             for message in list[lastUser...] {
                 if let info = message["info"] { events += mapMessage(info) }
                 for part in message["parts"]?.array ?? [] { events += mapPart(part, delta: nil) }

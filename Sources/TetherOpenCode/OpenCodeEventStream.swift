@@ -28,6 +28,8 @@ struct OpenCodeEventStream: Sendable {
         var lastActivity = ContinuousClock.now
         var done = false
         var connectedOnce = false
+        /// `send --follow`: the session's user messages from before our prompt.
+        var knownUserMessages: Set<String>?
     }
 
     private func pump(_ output: EventChannel) async throws {
@@ -92,6 +94,10 @@ struct OpenCodeEventStream: Sendable {
                 // Nothing is replayed: read what we missed over REST, then go on live.
                 for event in try await resync(&state) { try await emit(event, &state, output) }
                 if let prompt = sendOnReady, !state.sent {
+                    // Remember what was there before, so a turn that comes and goes unseen is still ours.
+                    let before = try await client.get("/session/\(OpenCodeBackend.escape(prompt.session))/message").array ?? []
+                    state.knownUserMessages = Set(before.filter { $0["info"]?["role"]?.string == "user" }
+                        .compactMap { $0["info"]?["id"]?.string })
                     state.sent = true
                     _ = try await backend.send(prompt)
                 }
@@ -122,7 +128,10 @@ struct OpenCodeEventStream: Sendable {
     /// Connected, heartbeating, yet silent while a session is busy: some servers stop
     /// delivering events (OpenCode issue #46733). Poll REST rather than trust the silence.
     private func pollIfSilent(_ state: inout State, _ output: EventChannel) async throws {
-        let busy = !state.mapper.sessionsWithOpenTurns.isEmpty || state.mapper.statuses.values.contains { $0 != .idle }
+        // Busy as far as we know, or we just sent a prompt whose turn has not shown up yet.
+        let awaitingOurTurn = state.sent && !state.done && request.untilTurnCompletes
+        let busy = awaitingOurTurn || !state.mapper.sessionsWithOpenTurns.isEmpty
+            || state.mapper.statuses.values.contains { $0 != .idle }
         guard busy, ContinuousClock.now - state.lastActivity >= backend.configuration.pollInterval else { return }
         logger.info("connected but silent while a session is busy: polling OpenCode over REST")
         state.lastActivity = .now
@@ -154,24 +163,28 @@ struct OpenCodeEventStream: Sendable {
     private func resync(_ state: inout State) async throws -> [Event] {
         let statuses = try await client.get("/session/status").object ?? [:]
         var sessions = Set(statuses.keys).union(state.mapper.sessionsWithOpenTurns)
+        let awaited = state.sent && state.targetTurn == nil ? sendOnReady?.session : nil
+        if let awaited { sessions.insert(awaited) }
         if let only = request.session { sessions = sessions.intersection([only]) }
         var events: [Event] = []
         for session in sessions.sorted() {
             let busy = OpenCodeBackend.status(statuses[session]) != .idle
-            events += try await reconcileSession(session, busy: busy, &state)
+            events += try await reconcileSession(session, busy: busy, &state,
+                                                 adopting: session == awaited ? state.knownUserMessages : nil)
         }
         let permissions = try await client.get("/permission").array ?? []
         events += state.mapper.reconcile(permissions: permissions, sessions: request.session.map { [$0] })
         return events
     }
 
-    private func reconcileSession(_ session: String, busy: Bool, _ state: inout State) async throws -> [Event] {
+    private func reconcileSession(_ session: String, busy: Bool, _ state: inout State,
+                                  adopting known: Set<String>? = nil) async throws -> [Event] {
         let messages: [JSONValue]
         do {
             messages = try await client.get("/session/\(OpenCodeBackend.escape(session))/message").array ?? []
         } catch let error as TetherError where error.code == .notFound {
             return []
         }
-        return state.mapper.reconcile(session: session, messages: messages, busy: busy)
+        return state.mapper.reconcile(session: session, messages: messages, busy: busy, adoptingAnyUserMessageBut: known)
     }
 }
