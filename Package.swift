@@ -2,6 +2,7 @@
 // Tether — a command-line gateway for remote AI coding agents.
 // Layers (see ../shared/design.md): tether (CLI) → TetherCore (domain) → adapters → TetherNet / TetherSSH.
 import PackageDescription
+let wip: [String] = []
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
 
@@ -45,6 +46,9 @@ let package = Package(
         .target(name: "TetherCodexMonitor", dependencies: [
             "TetherCore", "TetherNet", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        .target(name: "TetherNotification", dependencies: [
+            "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         // Simulators: independent implementations of each backend's wire, for tests, `simulate`, `demo`.
         .target(name: "TetherSim", dependencies: [
             .product(name: "FlyingFox", package: "FlyingFox"),
@@ -53,13 +57,15 @@ let package = Package(
         ], swiftSettings: strict),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "TetherCore", "TetherNet", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherSSH",
+            "TetherCore", "TetherNet", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
 
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"], swiftSettings: strict),
-        .testTarget(name: "TetherNetTests", dependencies: ["TetherNet", "TetherSim"], swiftSettings: strict),
+        .testTarget(name: "TetherNetTests", dependencies: [
+            "TetherNet", "TetherSim", .product(name: "FlyingFox", package: "FlyingFox"),
+        ], swiftSettings: strict),
         // Fixtures shared by test suites: a real sshd on loopback, child processes.
         .target(name: "TetherTestSupport", path: "Tests/TetherTestSupport", swiftSettings: strict),
         .testTarget(name: "TetherSSHTests", dependencies: [
@@ -69,12 +75,18 @@ let package = Package(
         .testTarget(name: "TetherSimTests", dependencies: [
             "TetherSim", .product(name: "FlyingSocks", package: "FlyingFox"), .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
-        .testTarget(name: "TetherOpenCodeTests", dependencies: ["TetherOpenCode", "TetherCore"],
+        .testTarget(name: "TetherOpenCodeTests", dependencies: [
+            "TetherOpenCode", "TetherCore", "TetherSim", .product(name: "Logging", package: "swift-log"),
+        ],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCore", "TetherNet"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
+        .testTarget(name: "TetherNotificationTests", dependencies: [
+            "TetherNotification", "TetherCore", "TetherNet",
+            .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox"),
+        ], resources: [.copy("Fixtures")], swiftSettings: strict),
         // End-to-end: runs the real `tether` binary as a subprocess.
         .testTarget(name: "TetherCLITests", dependencies: [
             "tether", "TetherSim", "TetherCore", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),

@@ -60,4 +60,19 @@ static inline int tether_curlpause_all(void) { return CURLPAUSE_ALL; }
 static inline int tether_curlpause_cont(void) { return CURLPAUSE_CONT; }
 static inline size_t tether_curl_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 
+/// CURLOPT_CONNECT_ONLY transfers (the WebSocket client): raw bytes over the connection libcurl
+/// set up, through its TLS and proxy-tunnel layers. CURLE_AGAIN means "would block": poll the
+/// socket from CURLINFO_ACTIVESOCKET and try again.
+static inline CURLcode tether_curl_send(CURL *handle, const void *buffer, size_t length, size_t *sent) {
+    return curl_easy_send(handle, buffer, length, sent);
+}
+
+static inline CURLcode tether_curl_recv(CURL *handle, void *buffer, size_t length, size_t *received) {
+    return curl_easy_recv(handle, buffer, length, received);
+}
+
+/// CURLOPT_HTTP_VERSION's value for HTTP/1.1 (an enum constant Swift imports awkwardly): keeps
+/// h2 out of TLS ALPN, since a WebSocket upgrade is HTTP/1.1.
+static inline long tether_curl_http_version_1_1(void) { return CURL_HTTP_VERSION_1_1; }
+
 #endif
