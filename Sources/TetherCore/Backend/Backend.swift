@@ -120,4 +120,6 @@ public protocol NotificationBackend: Backend {
     func push(title: String, body: String, device: String?) async throws -> JSONObject
     func broadcast(title: String, body: String) async throws -> JSONObject
     func watch() -> AsyncThrowingStream<Event, any Error>
+    /// Commands queued while the desktop was unreachable, oldest first.
+    func pendingQueue() -> [JSONObject]
 }

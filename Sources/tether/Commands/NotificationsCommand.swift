@@ -6,7 +6,7 @@ struct NotificationsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifications", abstract: "Desktop notifications (the notification backend).",
         subcommands: [List.self, Count.self, Read.self, ReadAll.self, Delete.self, Clear.self, Settings.self,
-                      Send.self, Push.self, Broadcast.self, Watch.self],
+                      Send.self, Push.self, Broadcast.self, Watch.self, Queue.self],
         defaultSubcommand: List.self)
 
     /// Resolves the profile's backend as a `NotificationBackend`, or says why it is not one.
@@ -149,6 +149,18 @@ struct NotificationsCommand: AsyncParsableCommand {
         func run() async throws {
             try await NotificationsCommand.run(options, command: "broadcast") { backend, printer in
                 printResult(try await backend.broadcast(title: title, body: body), printer)
+            }
+        }
+    }
+
+    struct Queue: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Commands queued while the desktop was unreachable (read, read-all, delete, clear).",
+            discussion: "They are sent, in order, the next time Tether reaches the desktop; each is tried up to 3 times.")
+        @OptionGroup var options: GlobalOptions
+        func run() async throws {
+            try await NotificationsCommand.run(options, command: "queue") { backend, printer in
+                for entry in backend.pendingQueue() { printResult(entry, printer) }
             }
         }
     }

@@ -10,7 +10,8 @@ struct SimulateCommand: AsyncParsableCommand {
         commandName: "simulate",
         abstract: "Run a backend simulator on loopback; prints its URL on the first line and serves until interrupted.",
         discussion: """
-            Backends: opencode, codex-worker, codexmonitor (prints HOST:PORT), sse (a generic SSE test server: /flood?n=N&size=S, \
+            Backends: opencode, codex-worker, codexmonitor (prints HOST:PORT), notification (a signaling relay \
+            and a desktop peer; prints the ws:// URL), sse (a generic SSE test server: /flood?n=N&size=S, \
             /resume?total=N&dropEvery=K, /ticker?interval_ms=I&count=C, /stall?after=N, /status/CODE, …).
             Scenarios (opencode): \(OpenCodeScenario.allCases.map(\.rawValue).joined(separator: ", ")); \
             without --scenario the prompt's words choose (ask to run/remove/clean something for an approval).
@@ -20,6 +21,7 @@ struct SimulateCommand: AsyncParsableCommand {
         case opencode
         case codexWorker = "codex-worker"
         case codexmonitor
+        case notification
         case sse
     }
 
@@ -32,6 +34,8 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Pause between scripted events, in milliseconds.", valueName: "ms")) var pacing: Int = 40
     @Flag(help: "OpenCode: speak the legacy (0.x–1.0) wire shapes.") var legacy = false
     @Flag(help: "CodexMonitor: answer requests out of order, some after the events they caused.") var reorder = false
+    @Flag(name: .customLong("contract-shape"), help: "Notification: the desktop answers in the client contract's shapes (default: the real desktop's).")
+    var contractShape = false
     @Option(help: ArgumentHelp("OpenCode: flood every /global/event connection with N deltas (benchmarks).", valueName: "N"))
     var flood: Int?
     @Option(help: ArgumentHelp("Codex Worker: events kept per job (the real worker's WORKER_EVENT_RETENTION).", valueName: "N"))
@@ -68,6 +72,10 @@ struct SimulateCommand: AsyncParsableCommand {
                                                                      reorderResponses: reorder), logger: logger)
                 let bound = try await simulator.start(host: address.host, port: Int(address.port))
                 url = URL(string: "tcp://\(bound.host):\(bound.port)")!
+                stop = { await simulator.stop() }
+            case .notification:
+                let simulator = NotificationSimulator(options: .init(shape: contractShape ? .contract : .desktop), logger: logger)
+                url = try await simulator.start(host: address.host, port: address.port)
                 stop = { await simulator.stop() }
             case .sse:
                 let server = SSEScriptServer(logger: logger)

@@ -4,6 +4,7 @@ import TetherConfig
 import TetherCore
 import TetherCodexMonitor
 import TetherCodexWorker
+import TetherNotification
 import TetherOpenCode
 
 /// What a command needs once the global options are read: the profile, a logger, a printer and
@@ -76,9 +77,12 @@ struct CommandContext {
                 configuration: .init(host: address.host, port: address.port, token: token,
                                      workspace: settings.workspace, profile: profile.name),
                 logger: logger))
-        case .notification:
-            throw TetherError(.unsupported, "the \(profile.backend.rawValue) backend (profile \(profile.name)) is not in this build yet",
-                              hint: "profiles with backend = \"opencode\", \"codex-worker\" or \"codexmonitor\" work today; see `tether profiles list`")
+        case .notification(let settings):
+            return (profile, NotificationRelayBackend(
+                configuration: .init(url: try url(settings.url), peerID: settings.peerID, desktop: settings.desktop,
+                                     profile: profile.name,
+                                     stateDirectory: try ConfigPaths.createStateDirectory(environment: environment)),
+                logger: logger))
         }
     }
 

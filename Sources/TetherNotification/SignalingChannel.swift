@@ -1,0 +1,42 @@
+import Logging
+import TetherCore
+import TetherNet
+
+/// A connection to the signaling relay: one JSON text frame per message. The WebSocket one is
+/// the real thing; tests can hand the backend another (an in-memory relay).
+protocol SignalingChannel: Sendable {
+    func send(_ text: String) async throws
+    /// The next frame; nil once the relay closed the connection in an orderly way.
+    func receive() async throws -> String?
+    func close() async
+}
+
+/// Opens a channel to the relay. `longLived` connections (watch) keep the link alive with
+/// pings and detect a dead one; one-shot commands rely on their request timeouts.
+typealias SignalingConnector = @Sendable (_ longLived: Bool) async throws -> any SignalingChannel
+
+struct WebSocketSignalingChannel: SignalingChannel {
+    let connection: WebSocketConnection
+
+    /// The connector for a relay URL. Frames are capped at 1 MiB, the relay's own `maxPayload`.
+    static func connector(url: String, logger: Logger) -> SignalingConnector {
+        { longLived in
+            let configuration = WebSocketConnection.Configuration(
+                url: url, maxMessageSize: 1 << 20, pingInterval: longLived ? .seconds(30) : nil,
+                liveness: longLived ? .seconds(75) : nil)
+            return WebSocketSignalingChannel(connection: try await WebSocketConnection.connect(configuration, logger: logger))
+        }
+    }
+
+    func send(_ text: String) async throws { try await connection.send(text: text) }
+
+    func receive() async throws -> String? {
+        switch try await connection.receive() {
+        case .text(let text)?: return text
+        case .binary(let bytes)?: return String(decoding: bytes, as: UTF8.self)
+        case nil: return nil
+        }
+    }
+
+    func close() async { await connection.close() }
+}
