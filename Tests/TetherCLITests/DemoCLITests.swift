@@ -13,5 +13,6 @@ import TetherCore
         #expect(events.filter { $0.type == .approvalRequested }.count == 3)
         #expect(events.filter { $0.type == .approvalResolved }.count >= 3)
         #expect(result.stderr.contains("demo: done"))
+        #expect(events.contains { $0.type == .notificationReceived && $0.data["title"] == "Turn finished" })
     }
 }

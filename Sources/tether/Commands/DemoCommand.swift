@@ -4,6 +4,7 @@ import Logging
 import TetherCodexMonitor
 import TetherCodexWorker
 import TetherCore
+import TetherNotification
 import TetherOpenCode
 import TetherSim
 
@@ -69,9 +70,53 @@ struct DemoCommand: AsyncParsableCommand {
                 await stop()
                 outcomes.append("\(scene.backend.rawValue) turn \(outcome)")
             }
+            outcomes.append("notification push " + (try await notificationScene(context: context, narrator: narrator,
+                                                                                 simulatorLogger: simulatorLogger)))
             narrator.say("done: " + outcomes.joined(separator: ", "))
-            guard outcomes.allSatisfy({ $0.hasSuffix(" completed") }) else { throw ExitCode(1) }
+            guard outcomes.allSatisfy({ $0.hasSuffix(" completed") || $0.hasSuffix(" received") }) else { throw ExitCode(1) }
         }
+    }
+
+    /// The notification backend: the desktop's list, then a push arriving live while we watch.
+    private func notificationScene(context: CommandContext, narrator: Narrator, simulatorLogger: Logger) async throws -> String {
+        let simulator = NotificationSimulator(options: .init(), logger: simulatorLogger)
+        let url = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        narrator.say("notification relay and desktop simulator at \(url.absoluteString)")
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("tether-demo-\(UUID().uuidString)").path
+        let backend = NotificationRelayBackend(
+            configuration: .init(url: url.absoluteString, peerID: nil, desktop: nil, profile: "demo-notification",
+                                 stateDirectory: state, timeout: .seconds(10)),
+            logger: context.logger)
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let printer = context.makePrinter(profile: "demo-notification", backend: .notification)
+        narrator.say("tether -p demo-notification notifications list --unread")
+        for notification in try await backend.listNotifications(unreadOnly: true, limit: nil, offset: nil) {
+            printer.print(.notificationReceived(notification))
+        }
+        narrator.say("tether -p demo-notification notifications watch   (the desktop pushes one, twice: it shows once)")
+        var outcome = "missing"
+        let watcher = Task { () async throws -> Event? in
+            for try await event in backend.watch() where event.type == .notificationReceived {
+                return event
+            }
+            return nil
+        }
+        for _ in 0..<100 where simulator.peers().count < 2 { try await Task.sleep(for: .milliseconds(50)) }
+        try simulator.push(title: "Turn finished", body: "The build directory has been removed.", twice: true)
+        let received = try await withThrowingTaskGroup(of: Event?.self) { group in
+            group.addTask { try await watcher.value }
+            group.addTask { try await Task.sleep(for: .seconds(10)); watcher.cancel(); return nil }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if let received {
+            printer.print(received)
+            outcome = "received"
+        }
+        printer.finish()
+        return outcome
     }
 
     /// Streams a turn to its end and answers each approval the way a user would, from a second
