@@ -26,7 +26,7 @@ public struct CodexWorkerBackend: Backend {
     }
 
     public let kind = BackendKind.codexWorker
-    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .resume, .approvals, .abort]
+    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .resume, .approvals, .abort, .archive]
 
     let configuration: Configuration
     let client: CodexWorkerClient
@@ -103,6 +103,14 @@ public struct CodexWorkerBackend: Backend {
             throw TetherError(.notFound, "the Codex Worker knows no thread \(id)", hint: "`tether sessions list` shows the threads")
         }
         return session
+    }
+
+    public func setArchived(_ archived: Bool, session: String) async throws -> Session {
+        let verb = archived ? "archive" : "unarchive"
+        _ = try await api("\(verb) thread \(session)") { try await client.post("/v1/threads/\(session)/\(verb)", body: nil) }
+        var result = (try? await self.session(id: session)) ?? Session(id: session)
+        result.archived = archived
+        return result
     }
 
     // MARK: History

@@ -134,6 +134,23 @@ import TetherSim
         }
     }
 
+    @Test func archiveAndUnarchiveAThread() async throws {
+        try await withWorker { _, global, thread in
+            // The worker lists a thread only once it has had a turn.
+            #expect(try await TetherProcess.run(["send", thread, "hello", "--follow"] + global, environment: env).status == 0)
+            let archived = try await TetherProcess.run(["sessions", "archive", thread] + global, environment: env)
+            #expect(archived.status == 0, "\(archived.stderr)")
+            #expect(try archived.events().first?.data["archived"] == true)
+            let active = try await TetherProcess.run(["sessions", "list"] + global, environment: env)
+            #expect(try !active.events().contains { $0.session == thread })
+            let all = try await TetherProcess.run(["sessions", "list", "--archived"] + global, environment: env)
+            #expect(try all.events().contains { $0.session == thread && $0.data["archived"] == true })
+            #expect(try await TetherProcess.run(["sessions", "unarchive", thread] + global, environment: env).status == 0)
+            let back = try await TetherProcess.run(["sessions", "list"] + global, environment: env)
+            #expect(try back.events().contains { $0.session == thread })
+        }
+    }
+
     @Test func aWrongTokenExits77() async throws {
         try await withWorker { _, global, _ in
             let result = try await TetherProcess.run(["sessions", "list"] + global, environment: ["WORKER_TEST_TOKEN": "nope"])

@@ -11,6 +11,8 @@ public protocol Backend: Sendable {
     func listSessions(_ request: SessionListRequest) async throws -> [Session]
     func createSession(_ request: SessionCreateRequest) async throws -> Session
     func session(id: String) async throws -> Session
+    /// Archive or unarchive a session (only backends with `.archive`).
+    func setArchived(_ archived: Bool, session: String) async throws -> Session
 
     /// Past turns of a session as normalized events.
     func history(session: String, limit: Int?) async throws -> [Event]
@@ -89,6 +91,10 @@ public struct EventsRequest: Sendable {
 }
 
 extension Backend {
+    public func setArchived(_ archived: Bool, session: String) async throws -> Session {
+        throw TetherError.unsupported("archiving sessions", backend: kind)
+    }
+
     public func sendAndFollow(_ request: SendRequest) -> AsyncThrowingStream<Event, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {

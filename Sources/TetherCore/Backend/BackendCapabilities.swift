@@ -14,11 +14,13 @@ public struct BackendCapabilities: OptionSet, Sendable, Hashable {
     public static let approvals = BackendCapabilities(rawValue: 1 << 6)
     public static let abort = BackendCapabilities(rawValue: 1 << 7)
     public static let notifications = BackendCapabilities(rawValue: 1 << 8)
+    /// `sessions archive` / `sessions unarchive`.
+    public static let archive = BackendCapabilities(rawValue: 1 << 9)
 
     public static let all: [(BackendCapabilities, String)] = [
         (.sessions, "sessions"), (.createSession, "sessions.create"), (.history, "history"), (.send, "send"),
         (.events, "events"), (.resume, "resume"), (.approvals, "approvals"), (.abort, "abort"),
-        (.notifications, "notifications"),
+        (.notifications, "notifications"), (.archive, "sessions.archive"),
     ]
 
     public var names: [String] { Self.all.filter { contains($0.0) }.map(\.1) }

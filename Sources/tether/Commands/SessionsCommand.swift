@@ -4,7 +4,7 @@ import TetherCore
 struct SessionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sessions", abstract: "List, create or show sessions (threads).",
-        subcommands: [List.self, Create.self, Show.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Create.self, Show.self, Archive.self, Unarchive.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The backend's sessions, newest first.")
@@ -32,6 +32,34 @@ struct SessionsCommand: AsyncParsableCommand {
                 try await CommandContext(options).withBackend(requiring: .createSession, command: "sessions create") { _, backend, printer in
                     let session = try await backend.createSession(SessionCreateRequest(title: title, directory: directory))
                     printer.print(.session(.sessionCreated, session))
+                }
+            }
+        }
+    }
+
+    struct Archive: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Archive a session (hidden from `sessions list` without --archived).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The session's id.") var id: String
+
+        func run() async throws {
+            try await reportingFailures {
+                try await CommandContext(options).withBackend(requiring: .archive, command: "sessions archive") { _, backend, printer in
+                    printer.print(.session(.sessionUpdated, try await backend.setArchived(true, session: id)))
+                }
+            }
+        }
+    }
+
+    struct Unarchive: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Bring an archived session back.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The session's id.") var id: String
+
+        func run() async throws {
+            try await reportingFailures {
+                try await CommandContext(options).withBackend(requiring: .archive, command: "sessions unarchive") { _, backend, printer in
+                    printer.print(.session(.sessionUpdated, try await backend.setArchived(false, session: id)))
                 }
             }
         }
