@@ -41,26 +41,21 @@ struct SessionsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Archive a session (hidden from `sessions list` without --archived).")
         @OptionGroup var options: GlobalOptions
         @Argument(help: "The session's id.") var id: String
-
-        func run() async throws {
-            try await reportingFailures {
-                try await CommandContext(options).withBackend(requiring: .archive, command: "sessions archive") { _, backend, printer in
-                    printer.print(.session(.sessionUpdated, try await backend.setArchived(true, session: id)))
-                }
-            }
-        }
+        func run() async throws { try await SessionsCommand.setArchived(true, id: id, options: options) }
     }
 
     struct Unarchive: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Bring an archived session back.")
         @OptionGroup var options: GlobalOptions
         @Argument(help: "The session's id.") var id: String
+        func run() async throws { try await SessionsCommand.setArchived(false, id: id, options: options) }
+    }
 
-        func run() async throws {
-            try await reportingFailures {
-                try await CommandContext(options).withBackend(requiring: .archive, command: "sessions unarchive") { _, backend, printer in
-                    printer.print(.session(.sessionUpdated, try await backend.setArchived(false, session: id)))
-                }
+    static func setArchived(_ archived: Bool, id: String, options: GlobalOptions) async throws {
+        try await reportingFailures {
+            let command = archived ? "sessions archive" : "sessions unarchive"
+            try await CommandContext(options).withBackend(requiring: .archive, command: command) { _, backend, printer in
+                printer.print(.session(.sessionUpdated, try await backend.setArchived(archived, session: id)))
             }
         }
     }
