@@ -7,9 +7,9 @@ SWIFT_FLAGS ?=
 BIN_DIR      = $(shell $(SWIFT) build -c $(CONFIG) $(SWIFT_FLAGS) --show-bin-path 2>/dev/null)
 
 # System packages the build and the tests need (Debian names).
-APT_PACKAGES = libcurl4-openssl-dev libssh2-1-dev pkg-config openssh-server openssh-client curl jq
+APT_PACKAGES = libcurl4-openssl-dev libssh2-1-dev pkg-config openssh-server openssh-client curl jq python3 python3-venv
 
-.PHONY: all setup build release test demo bench clean
+.PHONY: all setup build release test live-test demo bench clean
 
 all: build
 
@@ -33,6 +33,11 @@ release:
 
 test: build
 	$(SWIFT) test $(SWIFT_FLAGS)
+	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Live/codex-live.sh
+
+# Live end-to-end test against a real codex (PyPI openai-codex-cli-bin) and a local fake model.
+live-test: build
+	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Live/codex-live.sh
 
 demo: build
 	@"$(BIN_DIR)/tether" demo

@@ -31,6 +31,8 @@ extension CodexMonitorSimulator {
         /// Seed `thr_0` ("fix tests", one completed turn, not loaded) in the first workspace's
         /// directory, and `thr_elsewhere` in another directory (`thread/list` is not filtered by cwd).
         public var seedHistory: Bool
+        /// Relay to a real `codex app-server` instead of scripting turns (see `RelayOptions`).
+        public var relay: RelayOptions?
 
         public init(
             token: String? = nil,
@@ -42,7 +44,8 @@ extension CodexMonitorSimulator {
             broadcastCapacity: Int = 2048,
             codex: CodexFlavor = .current,
             scenario: CodexMonitorScenario? = nil,
-            seedHistory: Bool = true
+            seedHistory: Bool = true,
+            relay: RelayOptions? = nil
         ) {
             self.token = token
             self.workspaces = workspaces
@@ -54,6 +57,7 @@ extension CodexMonitorSimulator {
             self.codex = codex
             self.scenario = scenario
             self.seedHistory = seedHistory
+            self.relay = relay
         }
     }
 

@@ -15,6 +15,7 @@ public final class CodexMonitorSimulator: Sendable {
     let logger: Logger
     let world: World
     let broadcast = Broadcast()
+    let relay: CodexMonitorRelay?
 
     private struct Running: Sendable {
         var listener: AsyncSocket
@@ -33,7 +34,11 @@ public final class CodexMonitorSimulator: Sendable {
     public init(options: Options = Options(), logger: Logger? = nil) {
         self.options = options
         self.logger = logger ?? .simulatorNoOp
-        world = World(options: options)
+        let world = World(options: options)
+        self.world = world
+        relay = options.relay.map { [broadcast] in
+            CodexMonitorRelay(options: $0, world: world, broadcast: broadcast, logger: logger ?? .simulatorNoOp)
+        }
     }
 
     // MARK: - Observing (for tests)
@@ -143,6 +148,7 @@ public final class CodexMonitorSimulator: Sendable {
         for task in turns { await task.value }
         state.poolTask.cancel()
         await state.poolTask.value
+        relay?.shutdown()
     }
 
     private func accept(_ socket: AsyncSocket) {

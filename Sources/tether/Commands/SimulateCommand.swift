@@ -40,6 +40,12 @@ struct SimulateCommand: AsyncParsableCommand {
     var flood: Int?
     @Option(help: ArgumentHelp("Codex Worker: events kept per job (the real worker's WORKER_EVENT_RETENTION).", valueName: "N"))
     var retention: Int = 2000
+    @Option(name: .customLong("relay-codex"), help: ArgumentHelp("CodexMonitor: relay to a real `codex app-server` at PATH instead of scripting turns.", valueName: "PATH"))
+    var relayCodex: String?
+    @Option(name: .customLong("codex-home"), help: ArgumentHelp("CodexMonitor relay: CODEX_HOME for codex.", valueName: "DIR"))
+    var codexHome: String?
+    @Option(name: .customLong("workspace-dir"), help: ArgumentHelp("CodexMonitor: the path of workspace ws-1.", valueName: "DIR"))
+    var workspaceDir: String?
 
     func validate() throws {
         guard HostPortArgument(listen) != nil else {
@@ -68,8 +74,10 @@ struct SimulateCommand: AsyncParsableCommand {
                 url = try await simulator.start(host: address.host, port: address.port)
                 stop = { await simulator.stop() }
             case .codexmonitor:
-                let simulator = CodexMonitorSimulator(options: .init(token: token, pacing: .milliseconds(pacing),
-                                                                     reorderResponses: reorder), logger: logger)
+                var simOptions = CodexMonitorSimulator.Options(token: token, pacing: .milliseconds(pacing), reorderResponses: reorder)
+                if let workspaceDir { simOptions.workspaces = [.init(id: "ws-1", name: "demo", path: workspaceDir)] }
+                simOptions.relay = relayCodex.map { .init(codexPath: $0, codexHome: codexHome) }
+                let simulator = CodexMonitorSimulator(options: simOptions, logger: logger)
                 let bound = try await simulator.start(host: address.host, port: Int(address.port))
                 url = URL(string: "tcp://\(bound.host):\(bound.port)")!
                 stop = { await simulator.stop() }
