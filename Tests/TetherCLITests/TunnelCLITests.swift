@@ -66,6 +66,50 @@ import TetherSim
         }
     }
 
+    /// The SSH server dies mid-turn and comes back: the tunnel re-establishes itself on the same
+    /// local port, the adapter's own reconnect resyncs, and the turn still arrives whole.
+    @Test func aTurnSurvivesTheSSHServerRestartingMidStream() async throws {
+        try await withSSHServer { setup in
+            let simulator = OpenCodeSimulator(options: .init(password: "secret"))
+            let url = try await simulator.start()
+            defer { Task { await simulator.stop() } }
+            let config = try TemporaryConfig("""
+                [profiles.home]
+                backend = "opencode"
+                url = "\(url.absoluteString)"
+                password = { env = "OC_PW" }
+                tunnel = "vps"
+                \(tunnelTable(setup, extra: "keepalive = 1"))
+                """)
+            let global = ["--config", config.path]
+            let env = ["OC_PW": "secret", "XDG_STATE_HOME": NSTemporaryDirectory() + "tether-state-\(UUID().uuidString)"]
+            let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env)
+            let session = try #require(try created.events().first?.session)
+            let send = try TetherProcess(["send", session, "Clean the build dir and say done", "--follow"] + global, environment: env)
+            let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
+
+            setup.server.kill()
+            try await Task.sleep(for: .seconds(1))
+            try setup.server.start()
+
+            // Answer once the stream is back (a reconnect after the approval was announced).
+            let deadline = ContinuousClock.now + .seconds(60)
+            while send.stdoutLines.filter({ $0.contains("connection.state") && $0.contains("\"state\":\"connected\"") }).count < 2,
+                  ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(try await TetherProcess.run(["approve", id] + global, environment: env).status == 0)
+            let result = try await send.finish(timeout: .seconds(90))
+            #expect(result.status == 0, "\(result.stderr)")
+            let events = try result.events()
+            #expect(events.contains { $0.type == .connectionState && $0.data["state"] == "reconnecting" })
+            #expect(events.last { $0.type == .turnCompleted }?.data["status"] == "completed")
+            let parts = events.filter { $0.type == .partCompleted }.compactMap(\.part)
+            #expect(Set(parts).count == parts.count)
+            #expect(events.filter { $0.type == .turnCompleted }.count == 1)
+        }
+    }
+
     @Test func aCodexMonitorDaemonThroughTheTunnel() async throws {
         try await withSSHServer { setup in
             let simulator = CodexMonitorSimulator(options: .init(token: "t"))
