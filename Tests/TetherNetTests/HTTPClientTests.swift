@@ -112,7 +112,7 @@ import TetherSim
             let started = ContinuousClock.now
             task.cancel()
             _ = await task.value
-            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(ContinuousClock.now - started < .seconds(10))
         }
     }
 

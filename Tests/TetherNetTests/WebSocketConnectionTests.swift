@@ -236,7 +236,7 @@ import Glibc
         } catch let error as NetError {
             #expect(error.kind == .timeout)
         }
-        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(ContinuousClock.now - started < .seconds(10))
     }
 
     @Test func keepsTheLinkAliveWithPingsAndFailsWhenItGoesSilent() async throws {

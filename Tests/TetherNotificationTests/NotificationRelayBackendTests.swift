@@ -169,7 +169,7 @@ struct NotificationRelayBackendTests {
         let error = await TetherError.from { _ = try await harness.backend(timeout: .milliseconds(200)).unreadCount() }
         #expect(error?.code == .timeout)
         #expect(error?.message.contains("pc-1") == true && error?.message.contains("notification.getUnreadCount") == true)
-        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(ContinuousClock.now - started < .seconds(10))  // far below the 30 s default: the configured timeout applied
     }
 
     @Test func duplicatesAndLateAnswersAreDropped() async throws {
