@@ -110,6 +110,50 @@ import TetherSim
         }
     }
 
+    @Test func aCodexWorkerTurnWithAnApprovalThroughTheTunnel() async throws {
+        try await withSSHServer { setup in
+            let worker = CodexWorkerSimulator(options: .init(token: "w"), logger: .init(label: "sim") { _ in SwiftLogNoOpLogHandler() })
+            let url = try await worker.start()
+            defer { Task { await worker.stop() } }
+            let config = try TemporaryConfig("""
+                [profiles.w]
+                backend = "codex-worker"
+                url = "\(url.absoluteString)"
+                token = { env = "W_T" }
+                tunnel = "vps"
+                \(tunnelTable(setup))
+                """)
+            let global = ["--config", config.path]
+            let env = ["W_T": "w"]
+            let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env)
+            let thread = try #require(try created.events().first?.session)
+            let send = try TetherProcess(["send", thread, "run the build", "--follow"] + global, environment: env)
+            let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
+            #expect(try await TetherProcess.run(["approve", id] + global, environment: env).status == 0)
+            let result = try await send.finish()
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+    }
+
+    @Test func theNotificationRelayThroughTheTunnel() async throws {
+        try await withSSHServer { setup in
+            let relay = NotificationSimulator()
+            let url = try await relay.start()
+            defer { Task { await relay.stop() } }
+            let config = try TemporaryConfig("""
+                [profiles.n]
+                backend = "notification"
+                url = "\(url.absoluteString)"
+                tunnel = "vps"
+                \(tunnelTable(setup))
+                """)
+            let env = ["XDG_STATE_HOME": NSTemporaryDirectory() + "tether-state-\(UUID().uuidString)"]
+            let count = try await TetherProcess.run(["notifications", "count", "--config", config.path], environment: env)
+            #expect(count.status == 0, "\(count.stderr)")
+            #expect(count.stdout.contains("\"unread\":2"))
+        }
+    }
+
     @Test func aCodexMonitorDaemonThroughTheTunnel() async throws {
         try await withSSHServer { setup in
             let simulator = CodexMonitorSimulator(options: .init(token: "t"))
@@ -131,6 +175,10 @@ import TetherSim
             let session = try #require(try created.events().first?.session)
             let result = try await TetherProcess.run(["send", session, "tell me something", "--follow"] + global, environment: env)
             #expect(result.status == 0, "\(result.stderr)")
+            let send = try TetherProcess(["send", session, "run the tests", "--follow"] + global, environment: env)
+            let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
+            #expect(try await TetherProcess.run(["approve", id] + global, environment: env).status == 0)
+            #expect(try await send.finish().status == 0)
         }
     }
 
