@@ -39,30 +39,43 @@ import TetherSim
         """
     }
 
+    /// An OpenCode simulator and a profile that reaches it only through the tunnel.
+    func withOpenCodeBehindTunnel(_ setup: Setup, extra: String = "",
+                                  _ body: ([String], [String: String]) async throws -> Void) async throws {
+        let simulator = OpenCodeSimulator(options: .init(password: "secret"))
+        let url = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let config = try TemporaryConfig("""
+            [profiles.home]
+            backend = "opencode"
+            url = "\(url.absoluteString)"
+            password = { env = "OC_PW" }
+            tunnel = "vps"
+            \(tunnelTable(setup, extra: extra))
+            """)
+        let env = ["OC_PW": "secret", "XDG_STATE_HOME": NSTemporaryDirectory() + "tether-state-\(UUID().uuidString)"]
+        try await body(["--config", config.path], env)
+    }
+
+    /// Creates a session, then starts `send --follow` and returns it with the approval's id.
+    func startApprovalTurn(_ prompt: String, _ global: [String], _ env: [String: String]) async throws -> (TetherProcess, String) {
+        let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env)
+        #expect(created.status == 0, "\(created.stderr)")
+        let session = try #require(try created.events().first?.session)
+        let send = try TetherProcess(["send", session, prompt, "--follow"] + global, environment: env)
+        let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
+        return (send, id)
+    }
+
     @Test func anOpenCodeTurnWithAnApprovalThroughTheTunnel() async throws {
         try await withSSHServer { setup in
-            let simulator = OpenCodeSimulator(options: .init(password: "secret"))
-            let url = try await simulator.start()
-            defer { Task { await simulator.stop() } }
-            let config = try TemporaryConfig("""
-                [profiles.home]
-                backend = "opencode"
-                url = "\(url.absoluteString)"
-                password = { env = "OC_PW" }
-                tunnel = "vps"
-                \(tunnelTable(setup))
-                """)
-            let global = ["--config", config.path]
-            let env = ["OC_PW": "secret", "XDG_STATE_HOME": NSTemporaryDirectory() + "tether-state-\(UUID().uuidString)"]
-            let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env)
-            #expect(created.status == 0, "\(created.stderr)")
-            let session = try #require(try created.events().first?.session)
-            let send = try TetherProcess(["send", session, "Clean the build dir and say done", "--follow"] + global, environment: env)
-            let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
-            #expect(try await TetherProcess.run(["approve", id] + global, environment: env).status == 0)
-            let result = try await send.finish()
-            #expect(result.status == 0, "\(result.stderr)")
-            #expect(try result.events().last { $0.type == .turnCompleted }?.data["status"] == "completed")
+            try await withOpenCodeBehindTunnel(setup) { global, env in
+                let (send, id) = try await startApprovalTurn("Clean the build dir and say done", global, env)
+                #expect(try await TetherProcess.run(["approve", id] + global, environment: env).status == 0)
+                let result = try await send.finish()
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(try result.events().last { $0.type == .turnCompleted }?.data["status"] == "completed")
+            }
         }
     }
 
@@ -70,43 +83,29 @@ import TetherSim
     /// local port, the adapter's own reconnect resyncs, and the turn still arrives whole.
     @Test func aTurnSurvivesTheSSHServerRestartingMidStream() async throws {
         try await withSSHServer { setup in
-            let simulator = OpenCodeSimulator(options: .init(password: "secret"))
-            let url = try await simulator.start()
-            defer { Task { await simulator.stop() } }
-            let config = try TemporaryConfig("""
-                [profiles.home]
-                backend = "opencode"
-                url = "\(url.absoluteString)"
-                password = { env = "OC_PW" }
-                tunnel = "vps"
-                \(tunnelTable(setup, extra: "keepalive = 1"))
-                """)
-            let global = ["--config", config.path]
-            let env = ["OC_PW": "secret", "XDG_STATE_HOME": NSTemporaryDirectory() + "tether-state-\(UUID().uuidString)"]
-            let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env)
-            let session = try #require(try created.events().first?.session)
-            let send = try TetherProcess(["send", session, "Clean the build dir and say done", "--follow"] + global, environment: env)
-            let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
+            try await withOpenCodeBehindTunnel(setup, extra: "keepalive = 1") { global, env in
+                let (send, id) = try await startApprovalTurn("Clean the build dir and say done", global, env)
 
-            setup.server.kill()
-            try await Task.sleep(for: .seconds(1))
-            try setup.server.start()
+                setup.server.kill()
+                try await Task.sleep(for: .seconds(1))
+                try setup.server.start()
 
-            // Answer once the stream is back (a reconnect after the approval was announced).
-            let deadline = ContinuousClock.now + .seconds(60)
-            while send.stdoutLines.filter({ $0.contains("connection.state") && $0.contains("\"state\":\"connected\"") }).count < 2,
-                  ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
+                // Answer once the stream is back (a reconnect after the approval was announced).
+                let deadline = ContinuousClock.now + .seconds(60)
+                while send.stdoutLines.filter({ $0.contains("connection.state") && $0.contains("\"state\":\"connected\"") }).count < 2,
+                      ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                #expect(try await TetherProcess.run(["approve", id] + global, environment: env).status == 0)
+                let result = try await send.finish(timeout: .seconds(90))
+                #expect(result.status == 0, "\(result.stderr)")
+                let events = try result.events()
+                #expect(events.contains { $0.type == .connectionState && $0.data["state"] == "reconnecting" })
+                #expect(events.last { $0.type == .turnCompleted }?.data["status"] == "completed")
+                let parts = events.filter { $0.type == .partCompleted }.compactMap(\.part)
+                #expect(Set(parts).count == parts.count)
+                #expect(events.filter { $0.type == .turnCompleted }.count == 1)
             }
-            #expect(try await TetherProcess.run(["approve", id] + global, environment: env).status == 0)
-            let result = try await send.finish(timeout: .seconds(90))
-            #expect(result.status == 0, "\(result.stderr)")
-            let events = try result.events()
-            #expect(events.contains { $0.type == .connectionState && $0.data["state"] == "reconnecting" })
-            #expect(events.last { $0.type == .turnCompleted }?.data["status"] == "completed")
-            let parts = events.filter { $0.type == .partCompleted }.compactMap(\.part)
-            #expect(Set(parts).count == parts.count)
-            #expect(events.filter { $0.type == .turnCompleted }.count == 1)
         }
     }
 
@@ -125,10 +124,7 @@ import TetherSim
                 """)
             let global = ["--config", config.path]
             let env = ["W_T": "w"]
-            let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env)
-            let thread = try #require(try created.events().first?.session)
-            let send = try TetherProcess(["send", thread, "run the build", "--follow"] + global, environment: env)
-            let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
+            let (send, id) = try await startApprovalTurn("run the build", global, env)
             #expect(try await TetherProcess.run(["approve", id] + global, environment: env).status == 0)
             let result = try await send.finish()
             #expect(result.status == 0, "\(result.stderr)")
@@ -175,8 +171,7 @@ import TetherSim
             let session = try #require(try created.events().first?.session)
             let result = try await TetherProcess.run(["send", session, "tell me something", "--follow"] + global, environment: env)
             #expect(result.status == 0, "\(result.stderr)")
-            let send = try TetherProcess(["send", session, "run the tests", "--follow"] + global, environment: env)
-            let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
+            let (send, id) = try await startApprovalTurn("run the tests", global, env)
             #expect(try await TetherProcess.run(["approve", id] + global, environment: env).status == 0)
             #expect(try await send.finish().status == 0)
         }
