@@ -25,14 +25,16 @@ public struct CodexMonitorBackend: Backend {
         public var maxLineLength: Int
         /// A silent stream is checked with `ping` this often (the daemon never pings).
         public var keepalive: Duration
+        /// How long that `ping` may take before the link is presumed dead.
+        public var pingTimeout: Duration
         /// How long to listen for the pending approvals Codex re-announces after `resume_thread`.
         public var settle: Duration
         public var reconnect: ReconnectPolicy.Configuration
 
         public init(host: String, port: Int, token: String?, workspace: String?, profile: String, accessMode: String? = nil,
                     connectTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(60),
-                    maxLineLength: Int = 64 << 20, keepalive: Duration = .seconds(30), settle: Duration = .milliseconds(500),
-                    reconnect: ReconnectPolicy.Configuration = .init()) {
+                    maxLineLength: Int = 64 << 20, keepalive: Duration = .seconds(30), pingTimeout: Duration = .seconds(15),
+                    settle: Duration = .milliseconds(500), reconnect: ReconnectPolicy.Configuration = .init()) {
             self.host = host
             self.port = port
             self.token = token
@@ -43,6 +45,7 @@ public struct CodexMonitorBackend: Backend {
             self.requestTimeout = requestTimeout
             self.maxLineLength = maxLineLength
             self.keepalive = keepalive
+            self.pingTimeout = pingTimeout
             self.settle = settle
             self.reconnect = reconnect
         }

@@ -110,7 +110,7 @@ struct CodexMonitorEventStream: Sendable {
             case .timedOut:
                 // The daemon never pings and sets no TCP keepalive: make sure the link is alive.
                 do {
-                    _ = try await client.call("ping", doing: "checking a silent connection", timeout: .seconds(15))
+                    _ = try await client.call("ping", doing: "checking a silent connection", timeout: configuration.pingTimeout)
                 } catch let error as TetherError where error.code == .unsupported {}
             case .incoming(.lost(let count)):
                 logger.warning("Tether fell behind and dropped CodexMonitor events; re-reading the active threads",

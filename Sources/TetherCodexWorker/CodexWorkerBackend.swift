@@ -14,14 +14,17 @@ public struct CodexWorkerBackend: Backend {
         public var liveness: Duration
         /// How often `events --session` looks for the thread's next job.
         public var jobPollInterval: Duration
+        /// When and how often a lost stream is reconnected.
+        public var reconnect: ReconnectPolicy.Configuration
 
         public init(baseURL: String, token: String?, profile: String, liveness: Duration = .seconds(45),
-                    jobPollInterval: Duration = .seconds(2)) {
+                    jobPollInterval: Duration = .seconds(2), reconnect: ReconnectPolicy.Configuration = .init()) {
             self.baseURL = baseURL
             self.token = token
             self.profile = profile
             self.liveness = liveness
             self.jobPollInterval = jobPollInterval
+            self.reconnect = reconnect
         }
     }
 

@@ -39,7 +39,8 @@ struct CodexWorkerJobFollower: Sendable {
                     HTTPRequest(.get, client.url("/v1/jobs/\(job)/events?cursor=\(lastEventID ?? String(start))"),
                                 headers: [("Accept", "text/event-stream")], authorization: client.authorization)
                 },
-                liveness: backend.configuration.liveness))
+                liveness: backend.configuration.liveness,
+                policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
             do {
                 for try await element in source {
                     switch element {

@@ -73,6 +73,21 @@ struct ConfigTable {
         return number
     }
 
+    /// A duration in seconds, written as an integer or a float (`10`, `0.25`).
+    func seconds(_ key: String, in range: ClosedRange<Double>, example: String) throws -> Duration? {
+        guard let value = entries[key] else { return nil }
+        let seconds: Double
+        switch value {
+        case .integer(let number): seconds = Double(number)
+        case .float(let number): seconds = number
+        default: throw wrongType(key, value, expected: "a number of seconds", example: example)
+        }
+        guard range.contains(seconds) else {
+            throw invalid(key, "\(seconds) s is out of range (\(range.lowerBound)–\(range.upperBound) s)", example: example)
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
     func boolean(_ key: String, example: String) throws -> Bool? {
         guard let value = entries[key] else { return nil }
         guard case .boolean(let flag) = value else {

@@ -7,15 +7,17 @@ import TOMLKit
 indirect enum ConfigValue: Sendable, Equatable {
     case string(String)
     case integer(Int)
+    case float(Double)
     case boolean(Bool)
     case table([String: ConfigValue])
-    /// A type no Tether key takes (array, float, date, …): kept only to name it in errors.
+    /// A type no Tether key takes (array, date, …): kept only to name it in errors.
     case other(typeName: String)
 
     init(_ value: any TOMLValueConvertible) {
         switch value.type {
         case .string: self = .string(value.string ?? "")
         case .int: self = .integer(value.int ?? 0)
+        case .double: self = .float(value.double ?? 0)
         case .bool: self = .boolean(value.bool ?? false)
         case .table: self = .table(value.table.map(Self.entries(of:)) ?? [:])
         case .array: self = .other(typeName: "array")
@@ -34,6 +36,7 @@ indirect enum ConfigValue: Sendable, Equatable {
         switch self {
         case .string: return "a string"
         case .integer: return "an integer"
+        case .float: return "a floating-point number"
         case .boolean: return "a boolean"
         case .table: return "a table"
         case .other(let name): return name.first.map { "aeiou".contains($0) } == true ? "an \(name)" : "a \(name)"

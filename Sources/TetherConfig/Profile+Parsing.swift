@@ -15,7 +15,7 @@ extension Profile {
                 problem: "unknown backend \"\(backendName)\"\(KeySuggestion.hint(for: backendName, among: valid))",
                 fix: "use one of: \(valid.joined(separator: ", "))")
         }
-        try table.rejectUnknownKeys(Self.commonKeys + backend.settingKeys, in: "\(backend.article) \(backend) profile") { key in
+        try table.rejectUnknownKeys(Self.commonKeys + backend.settingKeys + ConnectionTuning.keys, in: "\(backend.article) \(backend) profile") { key in
             let owners = BackendKind.allCases.filter { $0 != backend && $0.settingKeys.contains(key) }
             return owners.isEmpty ? nil : "a key of \(owners.map(\.rawValue).joined(separator: " and ")) profiles"
         }
@@ -67,6 +67,6 @@ extension Profile {
                 url: url, peerID: try table.string("peer_id", example: "\"tether-laptop\""),
                 desktop: try table.string("desktop", example: "\"DESKTOP_PEER_ID\"")))
         }
-        self.init(name: name, tunnel: tunnel, settings: settings, file: table.file)
+        self.init(name: name, tunnel: tunnel, settings: settings, connection: try ConnectionTuning(table: table), file: table.file)
     }
 }

@@ -4,13 +4,17 @@ public struct Profile: Sendable, Equatable, CustomStringConvertible {
     /// The `[tunnels.NAME]` this profile goes through; validated to exist when the file is loaded.
     public let tunnel: String?
     public let settings: BackendSettings
+    /// `liveness` and `reconnect_delay`: how its streams detect a dead link and come back.
+    public let connection: ConnectionTuning
     /// The config file the profile came from (for error messages about it later on).
     public let file: String
 
-    public init(name: String, tunnel: String?, settings: BackendSettings, file: String) {
+    public init(name: String, tunnel: String?, settings: BackendSettings, connection: ConnectionTuning = .backendDefaults,
+                file: String) {
         self.name = name
         self.tunnel = tunnel
         self.settings = settings
+        self.connection = connection
         self.file = file
     }
 

@@ -3,6 +3,8 @@ public enum RedactedValue: Sendable, Equatable, Encodable, CustomStringConvertib
     case string(String)
     case integer(Int)
     case boolean(Bool)
+    /// A duration, written in seconds (`0.25`, `30`).
+    case seconds(Duration)
     /// A secret: encodes as `{"env": NAME}`, `{"file": PATH}` or `"••••••"`, never its value.
     case secret(SecretReference)
 
@@ -17,6 +19,9 @@ public enum RedactedValue: Sendable, Equatable, Encodable, CustomStringConvertib
         case .boolean(let value):
             var container = encoder.singleValueContainer()
             try container.encode(value)
+        case .seconds(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(Self.secondsValue(value))
         case .secret(.literal):
             var container = encoder.singleValueContainer()
             try container.encode(SecretReference.mask)
@@ -35,8 +40,16 @@ public enum RedactedValue: Sendable, Equatable, Encodable, CustomStringConvertib
         case .string(let value): return TOMLText.quoted(value)
         case .integer(let value): return String(value)
         case .boolean(let value): return String(value)
+        case .seconds(let value):
+            let seconds = Self.secondsValue(value)
+            return seconds == seconds.rounded() && abs(seconds) < 1e15 ? String(Int64(seconds)) : String(seconds)
         case .secret(let reference): return reference.redacted
         }
+    }
+
+    static func secondsValue(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
 
@@ -128,7 +141,8 @@ public enum Redaction {
                                      tunnel: profile.tunnel, isDefault: profile.name == config.defaultProfile)
         return RedactedProfile(
             summary: summary,
-            settings: [RedactedField("backend", .string(profile.backend.rawValue))] + fields(of: profile.settings),
+            settings: [RedactedField("backend", .string(profile.backend.rawValue))] + fields(of: profile.settings)
+                + profile.connection.redactedFields,
             tunnelSettings: config.tunnel(for: profile).map(fields(of:)))
     }
 

@@ -28,7 +28,7 @@ extension NotificationRelayBackend {
     private func runWatch(_ output: AsyncThrowingStream<Event, any Error>.Continuation) async throws {
         let peerID = try stablePeerID()
         let endpoint = configuration.url
-        var policy = ReconnectPolicy()
+        var policy = ReconnectPolicy(configuration: configuration.reconnect)
         var seen = RecentSet(capacity: 256)
         output.yield(.connection(.connecting, attempt: 1, endpoint: endpoint))
         while !Task.isCancelled {
@@ -38,7 +38,10 @@ extension NotificationRelayBackend {
                 let session = try await openSession(peerID: peerID, longLived: true)
                 policy.connected(at: .now)
                 output.yield(.connection(.connected, endpoint: endpoint))
-                reason = await pump(session, into: output, seen: &seen)
+                let (ended, delivered) = await pump(session, into: output, seen: &seen)
+                reason = ended
+                // A link that delivered is not one that refuses us: the schedule starts over.
+                if delivered > 0 { policy.madeProgress() }
             } catch let unreachable as DesktopUnreachable {
                 reason = unreachable.error.message
             }
@@ -59,9 +62,10 @@ extension NotificationRelayBackend {
         return String(format: "%.1f s", Double(seconds) + Double(attoseconds) / 1e18)
     }
 
-    /// Emits the session's notifications until it ends; returns why it ended.
+    /// Emits the session's notifications until it ends; returns why it ended and how many it emitted.
     private func pump(_ session: NotificationRelaySession, into output: AsyncThrowingStream<Event, any Error>.Continuation,
-                      seen: inout RecentSet) async -> String {
+                      seen: inout RecentSet) async -> (reason: String, delivered: Int) {
+        var delivered = 0
         let housekeeping = Task {
             // Best effort: with no desktop online there is nothing to send the queue to.
             if let desktop = try? await resolveDesktop(session) { await drainQueue(session, desktop: desktop) }
@@ -76,14 +80,15 @@ extension NotificationRelayBackend {
                 continue
             }
             output.yield(.notificationReceived(notification, raw: raw))
+            delivered += 1
         }
         housekeeping.cancel()
         if Task.isCancelled {
             await session.close()
-            return "cancelled"
+            return ("cancelled", delivered)
         }
         let end = await session.waitUntilClosed()
         await session.close()
-        return end?.message ?? "the relay closed the connection"
+        return (end?.message ?? "the relay closed the connection", delivered)
     }
 }

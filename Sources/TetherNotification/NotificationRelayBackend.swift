@@ -23,15 +23,23 @@ public struct NotificationRelayBackend: NotificationBackend {
         public var stateDirectory: String
         /// How long to wait for the relay and for each answer (the mobile clients' 30 s).
         public var timeout: Duration
+        /// `watch`: no frame (pongs included) for this long and the link is presumed dead; pings
+        /// go out at 40 % of it (30 s of the default 75 s).
+        public var liveness: Duration
+        /// `watch`: when and how often a lost link is reconnected.
+        public var reconnect: ReconnectPolicy.Configuration
 
         public init(url: String, peerID: String?, desktop: String?, profile: String, stateDirectory: String,
-                    timeout: Duration = .seconds(30)) {
+                    timeout: Duration = .seconds(30), liveness: Duration = .seconds(75),
+                    reconnect: ReconnectPolicy.Configuration = .init()) {
             self.url = url
             self.peerID = peerID
             self.desktop = desktop
             self.profile = profile
             self.stateDirectory = stateDirectory
             self.timeout = timeout
+            self.liveness = liveness
+            self.reconnect = reconnect
         }
     }
 
@@ -45,7 +53,8 @@ public struct NotificationRelayBackend: NotificationBackend {
 
     public init(configuration: Configuration, logger: Logger) {
         self.init(configuration: configuration, logger: logger,
-                  connector: WebSocketSignalingChannel.connector(url: configuration.url, logger: logger))
+                  connector: WebSocketSignalingChannel.connector(url: configuration.url, liveness: configuration.liveness,
+                                                                 logger: logger))
     }
 
     /// With another way to reach the relay (tests use an in-memory one).

@@ -19,11 +19,12 @@ struct WebSocketSignalingChannel: SignalingChannel {
     let connection: WebSocketConnection
 
     /// The connector for a relay URL. Frames are capped at 1 MiB, the relay's own `maxPayload`.
-    static func connector(url: String, logger: Logger) -> SignalingConnector {
+    /// Long-lived links ping at 40 % of `liveness` and are presumed dead after `liveness` of silence.
+    static func connector(url: String, liveness: Duration = .seconds(75), logger: Logger) -> SignalingConnector {
         { longLived in
             let configuration = WebSocketConnection.Configuration(
-                url: url, maxMessageSize: 1 << 20, pingInterval: longLived ? .seconds(30) : nil,
-                liveness: longLived ? .seconds(75) : nil)
+                url: url, maxMessageSize: 1 << 20, pingInterval: longLived ? liveness * 0.4 : nil,
+                liveness: longLived ? liveness : nil)
             return WebSocketSignalingChannel(connection: try await WebSocketConnection.connect(configuration, logger: logger))
         }
     }

@@ -18,9 +18,12 @@ public struct OpenCodeBackend: Backend {
         /// While a session is busy and the stream brings nothing but heartbeats for this long,
         /// poll REST (servers that stop delivering events: OpenCode issue #46733).
         public var pollInterval: Duration
+        /// When and how often a lost stream is reconnected.
+        public var reconnect: ReconnectPolicy.Configuration
 
         public init(baseURL: String, username: String = "opencode", password: String?, directory: String?, profile: String,
-                    liveness: Duration = .seconds(30), pollInterval: Duration = .seconds(10)) {
+                    liveness: Duration = .seconds(30), pollInterval: Duration = .seconds(10),
+                    reconnect: ReconnectPolicy.Configuration = .init()) {
             self.baseURL = baseURL
             self.username = username
             self.password = password
@@ -28,6 +31,7 @@ public struct OpenCodeBackend: Backend {
             self.profile = profile
             self.liveness = liveness
             self.pollInterval = pollInterval
+            self.reconnect = reconnect
         }
     }
 

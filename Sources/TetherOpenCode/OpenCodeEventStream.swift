@@ -52,7 +52,8 @@ struct OpenCodeEventStream: Sendable {
                                 headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
                                 authorization: client.authorization, connectTimeout: .seconds(10))
                 },
-                liveness: backend.configuration.liveness))
+                liveness: backend.configuration.liveness,
+                policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
             do {
                 for try await element in source {
                     try await handle(element, &state, output)

@@ -53,6 +53,13 @@ struct ReconnectPolicyTests {
         #expect(actions.last == .reconnect(after: delay, attempt: attempt))
     }
 
+    @Test func aProfilesReconnectDelayScalesTheWholeSchedule() {
+        let scaled = ReconnectPolicy.Configuration.startingAt(.milliseconds(50))
+        #expect(scaled.backoff == [.milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .milliseconds(1500)])
+        #expect(scaled.jitter == ReconnectPolicy.Configuration().jitter)
+        #expect(ReconnectPolicy.Configuration.startingAt(.seconds(1)) == ReconnectPolicy.Configuration())
+    }
+
     @Test func scheduleCountsAttemptsFromOne() {
         let (policy, actions) = Self.failing(6)
         #expect(actions == zip(1...6, Self.schedule + [.seconds(30)]).map { .reconnect(after: $1, attempt: $0) })

@@ -33,6 +33,15 @@ public struct ReconnectPolicy: Sendable {
             self.healthyAfter = healthyAfter
             self.maxAttempts = maxAttempts
         }
+
+        /// The default schedule scaled so that the first delay is `first` (1 s ⇒ the default):
+        /// a profile's `reconnect_delay`.
+        public static func startingAt(_ first: Duration) -> Configuration {
+            let base = Configuration()
+            let scale = first / base.backoff[0]
+            return Configuration(backoff: base.backoff.map { $0 * scale }, jitter: base.jitter,
+                                 healthyAfter: base.healthyAfter, maxAttempts: base.maxAttempts)
+        }
     }
 
     /// Why a connection attempt or a connection ended.

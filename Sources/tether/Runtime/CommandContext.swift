@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherConfig
 import TetherCore
+import TetherNet
 import TetherCodexMonitor
 import TetherCodexWorker
 import TetherNotification
@@ -58,31 +59,40 @@ struct CommandContext {
         }
         StatusLine.shared.show("connecting to \(profile.name) (\(profile.backend.rawValue) at \(profile.endpoint)\(tunnel.map { " via \($0.via)" } ?? ""))…")
         func url(_ url: URL) throws -> String { try (tunnel?.rewrite(url) ?? url).absoluteString }
+        let tuning = profile.connection
+        let reconnect = tuning.reconnectDelay.map(ReconnectPolicy.Configuration.startingAt) ?? .init()
         switch profile.settings {
         case .openCode(let settings):
             let password = try settings.password?.resolve(environment)
-            let backend = OpenCodeBackend(
-                configuration: .init(baseURL: try url(settings.url), username: settings.username,
-                                     password: password, directory: settings.directory, profile: profile.name),
-                logger: logger)
-            return (profile, backend)
+            var configuration = OpenCodeBackend.Configuration(
+                baseURL: try url(settings.url), username: settings.username, password: password,
+                directory: settings.directory, profile: profile.name, reconnect: reconnect)
+            if let liveness = tuning.liveness { configuration.liveness = liveness }
+            return (profile, OpenCodeBackend(configuration: configuration, logger: logger))
         case .codexWorker(let settings):
             let token = try settings.token?.resolve(environment)
-            return (profile, CodexWorkerBackend(
-                configuration: .init(baseURL: try url(settings.url), token: token, profile: profile.name), logger: logger))
+            var configuration = CodexWorkerBackend.Configuration(baseURL: try url(settings.url), token: token,
+                                                                 profile: profile.name, reconnect: reconnect)
+            if let liveness = tuning.liveness { configuration.liveness = liveness }
+            return (profile, CodexWorkerBackend(configuration: configuration, logger: logger))
         case .codexMonitor(let settings):
             let token = try settings.token?.resolve(environment)
             let address = tunnel.map { HostPort(host: $0.local.host, port: $0.local.port) } ?? settings.address
-            return (profile, CodexMonitorBackend(
-                configuration: .init(host: address.host, port: address.port, token: token,
-                                     workspace: settings.workspace, profile: profile.name),
-                logger: logger))
+            var configuration = CodexMonitorBackend.Configuration(
+                host: address.host, port: address.port, token: token, workspace: settings.workspace,
+                profile: profile.name, reconnect: reconnect)
+            if let liveness = tuning.liveness {
+                // The daemon never heartbeats: after `liveness` of silence a ping must answer within it.
+                configuration.keepalive = liveness
+                configuration.pingTimeout = liveness
+            }
+            return (profile, CodexMonitorBackend(configuration: configuration, logger: logger))
         case .notification(let settings):
-            return (profile, NotificationRelayBackend(
-                configuration: .init(url: try url(settings.url), peerID: settings.peerID, desktop: settings.desktop,
-                                     profile: profile.name,
-                                     stateDirectory: try ConfigPaths.createStateDirectory(environment: environment)),
-                logger: logger))
+            var configuration = NotificationRelayBackend.Configuration(
+                url: try url(settings.url), peerID: settings.peerID, desktop: settings.desktop, profile: profile.name,
+                stateDirectory: try ConfigPaths.createStateDirectory(environment: environment), reconnect: reconnect)
+            if let liveness = tuning.liveness { configuration.liveness = liveness }
+            return (profile, NotificationRelayBackend(configuration: configuration, logger: logger))
         }
     }
 
