@@ -23,6 +23,10 @@ extension OpenCodeSimulator {
         /// `message.part.delta` frames for the busy flood session, then `session.status` idle and
         /// `session.idle` — `flood + 3` frames, as fast as the client reads.
         public var flood: Int?
+        /// With `flood`: send the deltas at this many per second instead of as fast as the client
+        /// reads, each delta `tokenI sent_ns=NS ` stamped with the wall-clock nanoseconds it was
+        /// written (latency and memory benchmarks; see `PacedSchedule`). Set after `init`.
+        public var floodRate: Int? = nil
         /// Seed the notes' fixture session (`OpenCodeSimulator.fixtureSessionID`, "Fix the build").
         public var seedFixtureSession: Bool
         /// What `GET /global/health` reports.

@@ -134,7 +134,7 @@ actor OpenCodeState {
     }
 
     /// `Options.flood`: deltas for the flood session, written in large batches as fast as the
-    /// client reads, then idle. Per connection, not broadcast.
+    /// client reads (or paced at `Options.floodRate`), then idle. Per connection, not broadcast.
     nonisolated private func flood(
         _ count: Int, target: (sessionID: String, messageID: String, partID: String), into body: StreamingBody
     ) async {
@@ -145,19 +145,38 @@ actor OpenCodeState {
                 OpenCodeEventSubscriber.envelope(OpenCodeBusEvent(type: type, payload: payload, directory: directory))
             )
         }
-        var batch = Data()
-        for i in 0..<count {
-            if i % 1024 == 0, Task.isCancelled { return }
-            batch.append(frame("message.part.delta", [
+        func delta(_ text: String) -> Data {
+            frame("message.part.delta", [
                 "sessionID": .string(target.sessionID),
                 "messageID": .string(target.messageID),
                 "partID": .string(target.partID),
                 "field": "text",
-                "delta": .string("token\(i) "),
-            ]))
-            if batch.count >= SSEResponse.writeSize {
-                guard await body.write(batch) else { return }
+                "delta": .string(text),
+            ])
+        }
+        var batch = Data()
+        if let rate = options.floodRate {
+            // Paced: the deltas that are due go out together, each stamped as it is written.
+            let schedule = PacedSchedule(rate: rate)
+            var i = 0
+            while i < count {
+                guard await schedule.wait(for: i) else { return }
                 batch.removeAll(keepingCapacity: true)
+                for _ in 0..<schedule.dueCount(from: i, limit: min(256, count - i)) {
+                    batch.append(delta("token\(i) sent_ns=\(PacedSchedule.wallClockNanoseconds()) "))
+                    i += 1
+                }
+                guard await body.write(batch) else { return }
+            }
+            batch.removeAll(keepingCapacity: true)
+        } else {
+            for i in 0..<count {
+                if i % 1024 == 0, Task.isCancelled { return }
+                batch.append(delta("token\(i) "))
+                if batch.count >= SSEResponse.writeSize {
+                    guard await body.write(batch) else { return }
+                    batch.removeAll(keepingCapacity: true)
+                }
             }
         }
         batch.append(frame("session.status", ["sessionID": .string(target.sessionID), "status": ["type": "idle"]]))

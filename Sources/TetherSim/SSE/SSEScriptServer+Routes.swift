@@ -18,6 +18,12 @@ struct SSEScriptRoutes: Sendable {
             return script(named: components[1])
         case "flood":
             return flood(count: intQuery(recorded, "n") ?? 100, size: intQuery(recorded, "size") ?? 250)
+        case "paced":
+            return paced(
+                rate: max(1, intQuery(recorded, "rate") ?? 100),
+                count: intQuery(recorded, "n") ?? intQuery(recorded, "seconds").map { $0 * max(1, intQuery(recorded, "rate") ?? 100) },
+                size: intQuery(recorded, "size") ?? 0
+            )
         case "resume":
             return resume(recorded)
         case "status" where components.count == 2:
@@ -93,6 +99,37 @@ struct SSEScriptRoutes: Sendable {
         frame.append(Data(repeating: UInt8(ascii: "x"), count: pad))
         frame.append(Data(tail.utf8))
         return frame
+    }
+
+    /// Frames at `rate` per second, each stamped with the wall-clock time it was written (see
+    /// `PacedSchedule`); frames that fell due together go out in one write. `count` nil: forever.
+    private func paced(rate: Int, count: Int?, size: Int) -> HTTPResponse {
+        let body = streams.makeBody()
+        Task {
+            let schedule = PacedSchedule(rate: rate)
+            var i = 0
+            var batch = Data()
+            while count.map({ i < $0 }) ?? true {
+                guard await schedule.wait(for: i) else { return }
+                let due = schedule.dueCount(from: i, limit: count.map { min(256, $0 - i) } ?? 256)
+                batch.removeAll(keepingCapacity: true)
+                for _ in 0..<due {
+                    i += 1
+                    batch.append(Self.pacedFrame(i, sentNanoseconds: PacedSchedule.wallClockNanoseconds(), size: size))
+                }
+                guard await body.write(batch) else { return }
+            }
+            body.finish()
+        }
+        return SSEResponse.stream(body)
+    }
+
+    /// `id: i\ndata: {"i":i,"sent_ns":NS,"pad":"xx…"}\n\n`, padded to about `size` bytes (no pad if 0).
+    static func pacedFrame(_ i: Int, sentNanoseconds: Int64, size: Int) -> Data {
+        let head = "id: \(i)\ndata: {\"i\":\(i),\"sent_ns\":\(sentNanoseconds)"
+        guard size > 0 else { return Data((head + "}\n\n").utf8) }
+        let pad = max(0, size - head.utf8.count - 12)
+        return Data((head + ",\"pad\":\"" + String(repeating: "x", count: pad) + "\"}\n\n").utf8)
     }
 
     private func resume(_ request: RecordedRequest) -> HTTPResponse {

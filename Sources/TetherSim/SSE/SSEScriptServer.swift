@@ -7,6 +7,10 @@ import Logging
 /// - `GET /script/NAME` — the chunks registered with `setScript(_:_:)`, then a clean close (404 if unknown).
 /// - `GET /flood?n=N&size=S` — N frames `id: i\ndata: {"i":i,"pad":"xx…"}\n\n` (i = 1…N, about S bytes
 ///   each, default 250), written in large batches as fast as the client reads; then a clean close.
+/// - `GET /paced?rate=R&n=N&size=S` (or `seconds=T` for N = R·T) — frames
+///   `id: i\ndata: {"i":i,"sent_ns":NS}\n\n` at R per second (default 100), each stamped with the
+///   wall-clock nanoseconds it was written (`PacedSchedule`), padded to about S bytes when S > 0;
+///   N frames then a clean close (neither `n` nor `seconds`: forever). For latency benchmarks.
 /// - `GET /resume?total=N&dropEvery=K` — frames `id: i\ndata: {"i":i}\n\n` for i after the request's
 ///   `Last-Event-ID` (0 if none) up to N; after K frames on one connection it closes abruptly
 ///   (truncated chunked body); after frame N it closes cleanly. K = 0 never drops.

@@ -12,6 +12,7 @@ struct SimulateCommand: AsyncParsableCommand {
         discussion: """
             Backends: opencode, codex-worker, codexmonitor (prints HOST:PORT), notification (a signaling relay \
             and a desktop peer; prints the ws:// URL), sse (a generic SSE test server: /flood?n=N&size=S, \
+            /paced?rate=R&n=N (timestamped frames at R a second), \
             /resume?total=N&dropEvery=K, /ticker?interval_ms=I&count=C, /stall?after=N, /status/CODE, …).
             Scenarios (opencode): \(OpenCodeScenario.allCases.map(\.rawValue).joined(separator: ", ")); \
             without --scenario the prompt's words choose (ask to run/remove/clean something for an approval).
@@ -38,6 +39,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var contractShape = false
     @Option(help: ArgumentHelp("OpenCode: flood every /global/event connection with N deltas (benchmarks).", valueName: "N"))
     var flood: Int?
+    @Option(name: .customLong("flood-rate"), help: ArgumentHelp("OpenCode: with --flood, send R deltas a second, each stamped with its wall-clock send time (sent_ns=…; latency and memory benchmarks).", valueName: "R"))
+    var floodRate: Int?
     @Option(help: ArgumentHelp("Codex Worker: events kept per job (the real worker's WORKER_EVENT_RETENTION).", valueName: "N"))
     var retention: Int = 2000
     @Option(name: .customLong("relay-codex"), help: ArgumentHelp("CodexMonitor: relay to a real `codex app-server` at PATH instead of scripting turns.", valueName: "PATH"))
@@ -50,6 +53,12 @@ struct SimulateCommand: AsyncParsableCommand {
     func validate() throws {
         guard HostPortArgument(listen) != nil else {
             throw ValidationError("--listen takes HOST:PORT, e.g. 127.0.0.1:4096 (port 0 picks a free one)")
+        }
+        if let floodRate, floodRate < 1 {
+            throw ValidationError("--flood-rate takes a positive number of deltas per second")
+        }
+        if floodRate != nil, flood == nil {
+            throw ValidationError("--flood-rate paces --flood: pass --flood N too")
         }
         if let scenario, OpenCodeScenario(rawValue: scenario) == nil, backend == .opencode {
             throw ValidationError("unknown scenario \"\(scenario)\"; use one of: \(OpenCodeScenario.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -64,9 +73,11 @@ struct SimulateCommand: AsyncParsableCommand {
             let stop: @Sendable () async -> Void
             switch backend {
             case .opencode:
-                let simulator = OpenCodeSimulator(options: .init(
+                var simOptions = OpenCodeSimulator.Options(
                     password: token, pacing: .milliseconds(pacing), legacy: legacy,
-                    scenario: scenario.flatMap(OpenCodeScenario.init(rawValue:)), flood: flood), logger: logger)
+                    scenario: scenario.flatMap(OpenCodeScenario.init(rawValue:)), flood: flood)
+                simOptions.floodRate = floodRate
+                let simulator = OpenCodeSimulator(options: simOptions, logger: logger)
                 url = try await simulator.start(host: address.host, port: address.port)
                 stop = { await simulator.stop() }
             case .codexWorker:
