@@ -89,7 +89,28 @@ public struct HTTPByteStream: AsyncSequence, Sendable {
             var finished = false
             var error: NetError?
             var waiter: CheckedContinuation<[UInt8]?, any Error>?
+
+            /// Takes the oldest chunk. The slot it leaves is emptied at once and the consumed
+            /// prefix dropped every `limit` pops: a consumer that is always a little behind never
+            /// empties the queue, and consumed chunks left in the array would be held until the
+            /// stream ended (RSS grew with the stream's length on fast streams).
+            mutating func popChunk(compactingAfter limit: Int) -> [UInt8] {
+                let chunk = chunks[head]
+                chunks[head] = []
+                head += 1
+                if head == chunks.count {
+                    chunks.removeAll(keepingCapacity: true)
+                    head = 0
+                } else if head >= limit {
+                    chunks.removeFirst(head)
+                    head = 0
+                }
+                return chunk
+            }
         }
+
+        /// Chunks the queue still references, consumed or not (test visibility; at most 2 × capacity).
+        var storedChunkCount: Int { state.withLock { $0.chunks.count } }
 
         private let state = Mutex(State())
         /// Counts free buffer slots; the producer waits on it (a plain thread, so blocking is fine).
@@ -177,12 +198,7 @@ public struct HTTPByteStream: AsyncSequence, Sendable {
                 enum Outcome { case chunk([UInt8]), end, failure(NetError), wait }
                 let outcome: Outcome = state.withLock { state in
                     if state.head < state.chunks.count {
-                        let chunk = state.chunks[state.head]
-                        state.head += 1
-                        if state.head == state.chunks.count {
-                            state.chunks.removeAll(keepingCapacity: true)
-                            state.head = 0
-                        }
+                        let chunk = state.popChunk(compactingAfter: capacity)
                         return .chunk(chunk)
                     }
                     if state.finished {
