@@ -20,4 +20,4 @@ CONFIG="$OUT_DIR/codex-worker.toml"
 printf '[profiles.bench]\nbackend = "codex-worker"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
 TETHER=$(measure "turn.completed" "$BIN" --config "$CONFIG" events --turn "$JOB" --follow -o jsonl)
 BASELINE=$(measure "job.finished" bash -c "curl -sN -H 'Accept: text/event-stream' '$URL' | sed -u -n 's/^data: //p' | jq --unbuffered -c '{type, seq, job: .jobId, item: .payload.itemId, delta: .payload.delta}'")
-report "codex-worker job events, $EVENTS events" "$BYTES" "$TETHER" "$BASELINE" "curl|sed|jq"
+report "\`tether events --turn\` (Codex Worker), $(commas "$EVENTS") job events" "$BYTES" "$TETHER" "$BASELINE" "curl -sN | sed | jq -c"

@@ -1,4 +1,5 @@
 # Shared helpers for the benchmarks: start a simulator, measure a command, report side by side.
+# Every benchmark appends its rows to $OUT_DIR/rows.jsonl (rows.py); progress goes to stderr.
 set -euo pipefail
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,4 +29,11 @@ measure() {
     python3 "$BENCH_DIR/harness.py" --until "$marker" -- "$@"
 }
 
+# report TITLE BYTES TETHER_JSON BASELINE_JSON BASELINE_NAME [TARGET_RATIO]: a throughput row.
 report() { python3 "$BENCH_DIR/report.py" "$@"; }
+
+# row BENCHMARK TETHER BASELINE RESULT TARGET yes|no|- [NOTES]: one table row (see rows.py).
+row() { python3 "$BENCH_DIR/rows.py" add "$@"; }
+
+# commas N: 200000 → 200,000.
+commas() { python3 -c 'import sys; print(f"{int(sys.argv[1]):,}")' "$1"; }

@@ -15,4 +15,4 @@ CONFIG="$OUT_DIR/opencode.toml"
 printf '[profiles.bench]\nbackend = "opencode"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
 TETHER=$(measure "$LAST" "$BIN" --config "$CONFIG" events --follow -o jsonl)
 BASELINE=$(measure "$LAST" bash -c "curl -sN '$URL' | sed -u -n 's/^data: //p' | jq --unbuffered -c '{type: .payload.type, session: .payload.properties.sessionID, part: .payload.properties.partID, delta: .payload.properties.delta}'")
-report "opencode events, $FRAMES frames" "$BYTES" "$TETHER" "$BASELINE" "curl|sed|jq"
+report "\`tether events\` (OpenCode), $(commas "$FRAMES") \`/global/event\` frames" "$BYTES" "$TETHER" "$BASELINE" "curl -sN | sed | jq -c"

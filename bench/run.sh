@@ -1,7 +1,33 @@
 #!/usr/bin/env bash
-# `make bench`: every benchmark, each side by side with its baseline in the same run.
-set -euo pipefail
+# `make bench`: every benchmark, each side by side with its baseline in the same run, then ONE
+# markdown table on stdout (also saved to bench/out/results.md) — paste it into the README's
+# Benchmarks section. Progress goes to stderr.
+#
+# Each script appends its rows to bench/out/rows.jsonl (rows.py); table.py renders them. A script
+# that fails leaves a "failed" row and makes this exit 1 once the table is printed; a target not
+# met is reported in the table, not as a failure.
+#
+# BENCHES picks and orders the scripts (default: all). Shorter runs for development, e.g.
+#   SOAK_SECONDS=30 FRAMES=50000 EVENTS=20000 BULK_MB=200 bash bench/run.sh
+set -uo pipefail
 cd "$(dirname "$0")"
-for bench in sse-throughput.sh opencode-events.sh codex-worker-events.sh tunnel.sh; do
-    [ -f "$bench" ] && bash "$bench"
+mkdir -p out
+: > out/rows.jsonl
+if [ -z "${TETHER_BIN:-}" ]; then
+    TETHER_BIN="$(cd .. && swift build -c release --show-bin-path)/tether"
+fi
+export TETHER_BIN
+[ -x "$TETHER_BIN" ] || { echo "bench: no tether binary at $TETHER_BIN (make bench builds it)" >&2; exit 1; }
+
+BENCHES=${BENCHES:-"coldstart sse-throughput opencode-events codex-worker-events latency soak tunnel"}
+failed=0
+for bench in $BENCHES; do
+    echo "bench: ==== $bench ====" >&2
+    if ! bash "$bench.sh" >&2; then
+        failed=1
+        python3 rows.py add "$bench.sh" "failed" "—" "failed (see the progress output)" "—" no
+    fi
 done
+python3 table.py out/rows.jsonl > out/results.md
+cat out/results.md
+exit "$failed"

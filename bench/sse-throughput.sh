@@ -15,4 +15,4 @@ BYTES=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['bytes'])" "$
 
 TETHER=$(measure "\"id\":\"$FRAMES\"" "$BIN" sse "$URL" --no-reconnect -o jsonl)
 BASELINE=$(measure "\"i\":$FRAMES," bash -c "curl -sN '$URL' | sed -u -n 's/^data: //p' | jq --unbuffered -c .")
-report "sse decode, $FRAMES frames" "$BYTES" "$TETHER" "$BASELINE" "curl|sed|jq"
+report "\`tether sse\` decode, $(commas "$FRAMES") frames" "$BYTES" "$TETHER" "$BASELINE" "curl -sN | sed | jq -c"
