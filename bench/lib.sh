@@ -7,10 +7,11 @@ BIN="${TETHER_BIN:-$(cd "$BENCH_DIR/.." && swift build -c release --show-bin-pat
 OUT_DIR="$BENCH_DIR/out"
 mkdir -p "$OUT_DIR"
 
-# start_sim BACKEND [ARGS...]: runs `tether simulate`, sets SIM_PID and SIM_URL (its first line).
+# start_sim BACKEND [ARGS...]: runs `tether simulate` (events SIM_PACING ms apart, default 0), sets
+# SIM_PID and SIM_URL (its first line).
 start_sim() {
     local log="$OUT_DIR/sim-$1.log"
-    "$BIN" simulate "$@" --pacing 0 > "$log" 2>"$OUT_DIR/sim-$1.err" &
+    "$BIN" simulate "$@" --pacing "${SIM_PACING:-0}" > "$log" 2>"$OUT_DIR/sim-$1.err" &
     SIM_PID=$!
     for _ in $(seq 1 100); do
         SIM_URL=$(head -n1 "$log" 2>/dev/null || true)

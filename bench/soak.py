@@ -2,18 +2,18 @@
 """Steady-state memory: runs a command that prints a paced stream, reads all of it, and samples
 the command's RSS from /proc once a second.
 
-usage: soak.py --expect N --warmup W --until MARKER [--timeout S] [--csv FILE] -- CMD...
+usage: soak.py --expect N --warmup W --until MARKER [--match REGEX] [--timeout S] [--csv FILE] -- CMD...
        soak.py row TITLE RESULT_JSON   (appends the table row, see rows.py)
 
-The start RSS is the first sample taken W seconds after the first stamped line arrived (the
+Lines matching REGEX are the stream's events (default: lines stamped with `sent_ns`, see
+latency.py). The start RSS is the first sample taken W seconds after the first event arrived (the
 warm-up: connection, first allocations, caches filling); the end RSS is the last sample before
 MARKER (the stream's last event) arrived. Also reported: the peak after the warm-up, the
 least-squares slope of RSS over the steady window (MB per minute: a leak shows as a steady
-slope, allocator high water as a step that flattens), how many stamped lines arrived and at what
-rate, and the lines' latency percentiles under this load (the events carry `sent_ns`, see
-latency.py). Prints one JSON object; every sample goes to the CSV (seconds, RSS KiB, lines).
+slope, allocator high water as a step that flattens), how many events arrived and at what rate,
+and, when they carry `sent_ns`, their latency percentiles under this load. Prints one JSON object; every sample goes to the CSV (seconds, RSS KiB, lines).
 """
-import json, os, signal, subprocess, sys, threading, time
+import json, os, re, signal, subprocess, sys, threading, time
 
 from latency import STAMP
 import rows
@@ -28,19 +28,20 @@ def main():
     marker = opt("--until").encode()
     timeout = float(opt("--timeout", 600))
     csv_path = opt("--csv")
+    match_events = re.compile(opt("--match").encode()) if opt("--match") else STAMP
     command = args[args.index("--") + 1:]
 
     start = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
-    state = {"stamped": 0, "lines": 0, "first": None}
-    samples = []  # (seconds since start, rss KiB, stamped lines so far)
+    state = {"events": 0, "lines": 0, "first": None}
+    samples = []  # (seconds since start, rss KiB, events so far)
     done = threading.Event()
 
     def sample():
         while not done.wait(1.0):
             value = rss_kb(process.pid)
             if value is not None:
-                samples.append((time.monotonic() - start, value, state["stamped"]))
+                samples.append((time.monotonic() - start, value, state["events"]))
 
     threading.Thread(target=sample, daemon=True).start()
     signal.signal(signal.SIGALRM, lambda *_: None)
@@ -67,12 +68,13 @@ def main():
             partial = data[end + 1:]
             for line in data[:end].split(b"\n"):
                 state["lines"] += 1
-                match = STAMP.search(line)
-                if match:
+                if match_events.search(line):
                     if state["first"] is None:
                         state["first"] = time.monotonic() - start
-                    state["stamped"] += 1
-                    latencies.append(arrived - int(match.group(1)))
+                    state["events"] += 1
+                    stamp = STAMP.search(line)
+                    if stamp:
+                        latencies.append(arrived - int(stamp.group(1)))
                 if marker in line:
                     found = True
                     finished_at = time.monotonic() - start
@@ -85,7 +87,7 @@ def main():
 
     if csv_path:
         with open(csv_path, "w") as csv:
-            csv.write("seconds,rss_kb,stamped_lines\n")
+            csv.write("seconds,rss_kb,events\n")
             for t, v, n in samples:
                 csv.write(f"{t:.2f},{v},{n}\n")
     first = state["first"]
@@ -93,7 +95,7 @@ def main():
               and (finished_at is None or t <= finished_at)]
     if final is not None and finished_at is not None:
         steady.append((finished_at, final))
-    result = {"found": found, "stamped": state["stamped"], "expected": expect, "lines": state["lines"]}
+    result = {"found": found, "events": state["events"], "expected": expect, "lines": state["lines"]}
     if len(steady) >= 2:
         n = len(steady)
         mean_t = sum(t for t, _ in steady) / n
@@ -107,30 +109,32 @@ def main():
             "slope_mb_per_min": round(slope * 60 / 1024, 3),
         })
     if first is not None and finished_at is not None and finished_at > first:
-        result["rate_per_s"] = round(state["stamped"] / (finished_at - first), 1)
+        result["rate_per_s"] = round(state["events"] / (finished_at - first), 1)
     latencies.sort()
-    result.update({f"p{int(q * 100)}_ms": round(percentile(latencies, q) / 1e6, 3) for q in (0.5, 0.99)})
+    if latencies:
+        result.update({f"p{int(q * 100)}_ms": round(percentile(latencies, q) / 1e6, 3) for q in (0.5, 0.99)})
     print(json.dumps(result))
-    sys.exit(0 if found and state["stamped"] >= expect else 1)
+    sys.exit(0 if found and state["events"] >= expect else 1)
 
 
 def row(title, result):
     mb = lambda kb: kb / 1024
     if "rss_start_kb" not in result:
         rows.add(title, "no steady window", "—", "failed", "growth < 5 MB", False,
-                 f"{result.get('stamped', 0):,} of {result.get('expected', 0):,} deltas arrived", result)
+                 f"{result.get('events', 0):,} of {result.get('expected', 0):,} events arrived", result)
         return
     growth = mb(result["rss_end_kb"] - result["rss_start_kb"])
-    complete = result["found"] and result["stamped"] >= result["expected"]
+    complete = result["found"] and result["events"] >= result["expected"]
     rows.add(
         title,
         f"RSS {mb(result['rss_start_kb']):.1f} → {mb(result['rss_end_kb']):.1f} MB (peak {mb(result['rss_peak_kb']):.1f})",
         "— (RSS after the warm-up vs at the end)",
-        f"growth {growth:+.1f} MB" + ("" if complete else f" (incomplete: {result['stamped']:,} of {result['expected']:,})"),
+        f"growth {growth:+.1f} MB" + ("" if complete else f" (incomplete: {result['events']:,} of {result['expected']:,})"),
         "growth < 5 MB",
         complete and growth < 5,
-        f"{result['stamped']:,} deltas at {result.get('rate_per_s', 0):,.0f}/s over {result['window_s']:.0f} s measured; "
-        f"slope {result['slope_mb_per_min']:+.3f} MB/min; latency under load p50 {result['p50_ms']:.2f} ms, p99 {result['p99_ms']:.2f} ms",
+        f"{result['events']:,} events at {result.get('rate_per_s', 0):,.0f}/s; {result['window_s']:.0f} s measured; "
+        f"slope {result['slope_mb_per_min']:+.3f} MB/min"
+        + (f"; latency under load p50 {result['p50_ms']:.2f} ms, p99 {result['p99_ms']:.2f} ms" if "p50_ms" in result else ""),
         result,
     )
 

@@ -1,24 +1,47 @@
 #!/usr/bin/env bash
-# Steady-state memory: `tether events --follow -o jsonl` (OpenCode) reading SOAK_RATE (5,000)
-# deltas a second for SOAK_WARMUP (10) + SOAK_SECONDS (300) seconds from the OpenCode simulator's
-# paced flood. tether's RSS is sampled from /proc every second: the start is the sample after the
-# warm-up, the end the last one before the stream's last delta. Target: growth < 5 MB.
-# The samples go to bench/out/soak-opencode.csv. No baseline: curl keeps no state to compare.
+# Steady-state memory through an adapter, tether's RSS sampled from /proc every second (soak.py):
+# the start is the sample after the warm-up, the end the last one before the stream's last delta.
+# Target: growth < 5 MB. No baseline: curl keeps no state to compare.
+#   - OpenCode: `tether events --follow -o jsonl` reading SOAK_RATE (5,000) deltas a second for
+#     SOAK_WARMUP (10) + SOAK_SECONDS (300) s from the OpenCode simulator's paced flood.
+#   - Codex Worker (SOAK_CODEX_WORKER=1, the default): `tether events --turn JOB --follow` on a
+#     live job of SOAK_CODEX_RATE (1,000) × (warm-up + SOAK_SECONDS) deltas. The simulator paces
+#     its events 1 ms apart at the finest, so this stream runs at about 1,000 a second, and a
+#     little longer than planned.
+# The samples go to bench/out/soak-opencode.csv and soak-codex-worker.csv.
 source "$(dirname "$0")/lib.sh"
 RATE=${SOAK_RATE:-5000}
 SOAK=${SOAK_SECONDS:-300}
 WARMUP=${SOAK_WARMUP:-10}
-COUNT=$((RATE * (SOAK + WARMUP)))
-LAST="token$((COUNT - 1)) "
+DURATION=$([ $((SOAK % 60)) = 0 ] && echo "$((SOAK / 60)) min" || echo "$SOAK s")
 
+# --- OpenCode.
+COUNT=$((RATE * (SOAK + WARMUP)))
 start_sim opencode --flood "$COUNT" --flood-rate "$RATE"
 trap stop_sim EXIT
 CONFIG="$OUT_DIR/opencode-soak.toml"
 printf '[profiles.bench]\nbackend = "opencode"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
 echo "bench: soak, tether events (OpenCode): $(commas "$COUNT") deltas at $RATE/s ($WARMUP s warm-up + $SOAK s)" >&2
-RESULT=$(python3 "$BENCH_DIR/soak.py" --expect "$COUNT" --warmup "$WARMUP" --until "$LAST" \
+RESULT=$(python3 "$BENCH_DIR/soak.py" --expect "$COUNT" --warmup "$WARMUP" --until "token$((COUNT - 1)) " \
     --timeout $((SOAK + WARMUP + 120)) --csv "$OUT_DIR/soak-opencode.csv" \
     -- "$BIN" --config "$CONFIG" events --follow -o jsonl) || true
-DURATION=$([ $((SOAK % 60)) = 0 ] && echo "$((SOAK / 60)) min" || echo "$SOAK s")
+stop_sim
 python3 "$BENCH_DIR/soak.py" row \
     "steady-state memory, \`tether events --follow\` (OpenCode), $DURATION at $(commas "$RATE") deltas/s" "$RESULT"
+
+# --- Codex Worker.
+[ "${SOAK_CODEX_WORKER:-1}" = 1 ] || exit 0
+CODEX_RATE=${SOAK_CODEX_RATE:-1000}
+COUNT=$((CODEX_RATE * (SOAK + WARMUP)))
+SIM_PACING=1 start_sim codex-worker
+THREAD=$(curl -s -X POST "$SIM_URL/v1/threads" -d '{}' | jq -r .thread.threadId)
+JOB=$(curl -s -X POST "$SIM_URL/v1/threads/$THREAD/turns" -d "{\"text\":\"long $COUNT\"}" | jq -r .jobId)
+CONFIG="$OUT_DIR/codex-worker-soak.toml"
+printf '[profiles.bench]\nbackend = "codex-worker"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
+echo "bench: soak, tether events --turn (Codex Worker): $(commas "$COUNT") deltas, 1 ms apart" >&2
+RESULT=$(python3 "$BENCH_DIR/soak.py" --expect "$COUNT" --warmup "$WARMUP" --until "\"token$((COUNT - 1)) \"" \
+    --match '"part.delta"' --timeout $(((SOAK + WARMUP) * 2 + 120)) --csv "$OUT_DIR/soak-codex-worker.csv" \
+    -- "$BIN" --config "$CONFIG" events --turn "$JOB" --follow -o jsonl) || true
+ACTUAL=$(python3 -c 'import json, sys; print(format(json.loads(sys.argv[1] or "{}").get("rate_per_s", 0), ",.0f"))' "$RESULT")
+python3 "$BENCH_DIR/soak.py" row \
+    "steady-state memory, \`tether events --turn --follow\` (Codex Worker), $(commas "$COUNT") deltas at $ACTUAL/s" "$RESULT"
