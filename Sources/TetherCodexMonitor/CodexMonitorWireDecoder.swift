@@ -1,0 +1,41 @@
+import TetherCore
+
+/// The CodexMonitor daemon's wire read without a daemon: one line of its newline JSON-RPC in,
+/// the normalized events it means out. A notification is classified and mapped as the event
+/// stream does (``CodexMonitorRPC/Message``, ``CodexMonitorEventMapper``); a response carrying
+/// a thread (a `resume_thread` answer) is unwrapped and read both ways the backend reads one:
+/// reconciled into the stream, and as `history`. Public for tools that replay recorded
+/// traffic, and for the fuzz targets (`Fuzz/`).
+public struct CodexMonitorWireDecoder {
+    private var mapper = CodexMonitorEventMapper()
+    /// The workspace that threads in responses belong to (a response does not name it).
+    public let workspace: String
+
+    public init(workspace: String) {
+        self.workspace = workspace
+    }
+
+    /// What one line (without its newline) means: `nil` when it is not JSON or not a response
+    /// or notification (the client logs and skips those lines).
+    public mutating func events(fromLine line: [UInt8]) -> [Event]? {
+        guard let value = try? JSONParser.parse(line) else { return nil }
+        switch CodexMonitorRPC.Message.classify(value) {
+        case .notification(let method, let params):
+            var events = mapper.map(method: method, params: params)
+            for index in events.indices where events[index].raw == nil { events[index].raw = value }
+            return events
+        case .response(_, .success(let result)):
+            guard case .success(let unwrapped) = CodexMonitorResult.unwrap(result),
+                  let thread = unwrapped["thread"], thread["id"] != nil else { return [] }
+            return mapper.reconcile(workspace: workspace, thread: thread)
+                + CodexMonitorEventMapper.history(workspace: workspace, thread: thread, limit: nil)
+        case .response(_, .failure):
+            return []
+        case .request, .invalid:
+            return nil
+        }
+    }
+
+    /// The approvals still waiting, as `tether approvals` lists them.
+    public var pendingApprovals: [Approval] { mapper.approvals() }
+}
