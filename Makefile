@@ -9,7 +9,12 @@ BIN_DIR      = $(shell $(SWIFT) build -c $(CONFIG) $(SWIFT_FLAGS) --show-bin-pat
 # System packages the build and the tests need (Debian names).
 APT_PACKAGES = libcurl4-openssl-dev libssh2-1-dev pkg-config openssh-server openssh-client curl jq python3 python3-venv
 
-.PHONY: all setup build release test live-test demo bench clean
+# Fuzzing (README, "Fuzzing"): seconds per target for `make fuzz`, and for the short pass `make test` runs.
+FUZZ_SECONDS       ?= 60
+FUZZ_SHORT_SECONDS ?= 10
+FUZZ_BUILD_PATH     = .build-fuzz
+
+.PHONY: all setup build release test live-test demo bench clean fuzz fuzz-short fuzz-build
 
 all: build
 
@@ -37,6 +42,7 @@ release:
 test: build
 	$(SWIFT) test --no-parallel $(SWIFT_FLAGS)
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Live/codex-live.sh
+	$(MAKE) fuzz-short
 
 # Live end-to-end test against a real codex (PyPI openai-codex-cli-bin) and a local fake model.
 live-test: build
@@ -45,9 +51,23 @@ live-test: build
 demo: build
 	@"$(BIN_DIR)/tether" demo
 
+# libFuzzer targets with AddressSanitizer, a package of their own (Fuzz/) with its own build
+# directory, so the sanitizers never reach the main build.
+fuzz-build: setup
+	@echo "fuzz: building the libFuzzer targets (-sanitize=fuzzer,address) in $(FUZZ_BUILD_PATH); from cold this takes a few minutes" >&2
+	$(SWIFT) build -c debug --package-path Fuzz --build-path "$(CURDIR)/$(FUZZ_BUILD_PATH)" -Xswiftc -sanitize=fuzzer,address >&2
+
+# Each target for FUZZ_SECONDS on its seed corpus (built from the transcripts under Tests/).
+fuzz: fuzz-build
+	FUZZ_BUILD_PATH="$(FUZZ_BUILD_PATH)" bash Fuzz/run.sh $(FUZZ_SECONDS)
+
+# The short pass `make test` runs: each target for FUZZ_SHORT_SECONDS.
+fuzz-short: fuzz-build
+	FUZZ_BUILD_PATH="$(FUZZ_BUILD_PATH)" bash Fuzz/run.sh $(FUZZ_SHORT_SECONDS)
+
 bench: setup
 	$(SWIFT) build -c release $(SWIFT_FLAGS)
 	bash bench/run.sh
 
 clean:
-	rm -rf .build
+	rm -rf .build $(FUZZ_BUILD_PATH)

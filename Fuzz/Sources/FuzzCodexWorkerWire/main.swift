@@ -1,0 +1,31 @@
+import FuzzSupport
+import TetherCodexWorker
+import TetherCore
+
+runFuzzer(testOneInput)
+
+@_cdecl("LLVMFuzzerTestOneInput")
+func testOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    fuzz(FuzzInput(data, count))
+    return 0
+}
+
+/// The Codex Worker's job event stream as the adapter reads it: the payload is the SSE body of
+/// `/jobs/{id}/events`, cut into chunks by the options byte; each event's data goes through
+/// `CodexWorkerWireDecoder` (envelope parsing and the event mapper).
+///
+/// Oracles: no crash or ASan report; every event encodes as one JSON line that reads back the
+/// same; no part completes twice; every pending approval has an id and a turn.
+func fuzz(_ input: FuzzInput) {
+    var decoder = CodexWorkerWireDecoder()
+    var codec = EventCodec(includeRaw: true)
+    var completions = CompletionTracker()
+    for data in sseEventData(input) {
+        guard let events = decoder.events(fromEventData: data) else { continue }
+        checkEncodable(events, codec: &codec)
+        completions.check(events)
+    }
+    for approval in decoder.pendingApprovals {
+        fuzzRequire(!approval.id.isEmpty && approval.turn != nil, "a pending approval without an id or turn: \(approval)")
+    }
+}

@@ -1,0 +1,29 @@
+import FuzzSupport
+import TetherCore
+import TetherOpenCode
+
+runFuzzer(testOneInput)
+
+@_cdecl("LLVMFuzzerTestOneInput")
+func testOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    fuzz(FuzzInput(data, count))
+    return 0
+}
+
+/// OpenCode's event stream as the adapter reads it: the payload is the SSE body of
+/// `/global/event`, cut into chunks by the options byte; each event's data goes through
+/// `OpenCodeWireDecoder` (the wire event decoder and the event mapper).
+///
+/// Oracles: no crash or ASan report; every event carries its wire message as `raw`, encodes as
+/// one JSON line that reads back the same, and no part completes twice.
+func fuzz(_ input: FuzzInput) {
+    var decoder = OpenCodeWireDecoder()
+    var codec = EventCodec(includeRaw: true)
+    var completions = CompletionTracker()
+    for data in sseEventData(input) {
+        guard let events = decoder.events(fromEventData: data) else { continue }
+        for event in events { fuzzRequire(event.raw != nil, "an event without its wire message: \(event.type)") }
+        checkEncodable(events, codec: &codec)
+        completions.check(events)
+    }
+}
