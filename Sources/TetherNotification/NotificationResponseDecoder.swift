@@ -97,13 +97,18 @@ enum NotificationResponseDecoder {
     }
 
     /// `getUnreadCount`: `{success, count}` (a failure is `{success: false, count: 0}`), or a
-    /// bare number, or Android's `{value}` wrapping of one.
+    /// bare number, or Android's `{value}` wrapping of one. A count that is not a whole number
+    /// from 0 up is bad data.
     static func unreadCount(_ result: JSONValue, _ context: Context) throws(TetherError) -> Int {
         try requireSuccess(result, context)
-        guard let count = NotificationValues.number(result["count"] ?? result["unreadCount"] ?? result["value"] ?? result) else {
+        guard let number = NotificationValues.number(result["count"] ?? result["unreadCount"] ?? result["value"] ?? result) else {
             throw failure("the answer has no count: \(result.serialized.prefix(200))", context, code: .badData)
         }
-        return Int(count)
+        // Not `Int(number)`, which traps on 1e300 or "nan" (found by Fuzz/FuzzNotificationWire).
+        guard let count = Int(exactly: number), count >= 0 else {
+            throw failure("the answer's count is not a count: \(result.serialized.prefix(200))", context, code: .badData)
+        }
+        return count
     }
 
     /// `getSettings`: the contract's flat model, or the desktop's nested
