@@ -70,7 +70,27 @@ public final class EventChannel: Sendable {
     /// Hands an event over; suspends while the channel is full. Throws `CancellationError` once
     /// the consumer is gone.
     public func send(_ event: Event) async throws {
-        enum Step { case done, wake(CheckedContinuation<Event?, any Error>), cancelled, wait }
+        if try handOver(event, parking: nil) { return }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                do {
+                    if try handOver(event, parking: continuation) { continuation.resume() }
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        } onCancel: {
+            self.cancel()
+        }
+    }
+
+    /// Delivers `event` if the channel takes it now (true); otherwise parks `producer`, when
+    /// given, with it until the consumer makes room (false). Everything is decided under one
+    /// lock: a producer that found the channel full and then parked in a second step could park
+    /// after the consumer had drained the channel and gone to wait, and then both waited for
+    /// each other forever (`tether events` hung under a flood).
+    private func handOver(_ event: Event, parking producer: CheckedContinuation<Void, any Error>?) throws -> Bool {
+        enum Step { case taken, wake(CheckedContinuation<Event?, any Error>), cancelled, full }
         let step: Step = state.withLock { state in
             if state.cancelled || state.ended { return .cancelled }
             if let consumer = state.consumer {
@@ -79,27 +99,18 @@ public final class EventChannel: Sendable {
             }
             if state.count < capacity {
                 state.buffer.append(event)
-                return .done
+                return .taken
             }
-            return .wait
+            if let producer { state.blockedProducers.append((event, producer)) }
+            return .full
         }
         switch step {
-        case .done: return
+        case .taken: return true
         case .cancelled: throw CancellationError()
-        case .wake(let consumer): consumer.resume(returning: event)
-        case .wait:
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    let cancelled = state.withLock { state in
-                        if state.cancelled { return true }
-                        state.blockedProducers.append((event, continuation))
-                        return false
-                    }
-                    if cancelled { continuation.resume(throwing: CancellationError()) }
-                }
-            } onCancel: {
-                self.cancel()
-            }
+        case .wake(let consumer):
+            consumer.resume(returning: event)
+            return true
+        case .full: return false
         }
     }
 
