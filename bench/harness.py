@@ -6,7 +6,9 @@ process (the command itself, not a shell around it) its peak RSS and the RSS ove
 last 10 % of the run, sampled from /proc every 20 ms — memory that stays flat across a stream is
 the point. The command is killed once the marker is read (servers here never close streams).
 """
-import json, os, subprocess, sys, threading, time
+import json, os, signal, subprocess, sys, threading, time
+
+from rows import raise_timeout
 
 def rss_kb(pid):
     try:
@@ -40,8 +42,13 @@ def main():
     found = False
     tail = b""
     stream = process.stdout
+    signal.signal(signal.SIGALRM, raise_timeout)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
     while time.monotonic() - start < timeout:
-        chunk = stream.read(1 << 16)
+        try:
+            chunk = stream.read(1 << 16)
+        except TimeoutError:  # the command hung: report it as not found
+            break
         if not chunk:
             break
         read += len(chunk)
@@ -50,6 +57,7 @@ def main():
             found = True
             break
         tail = chunk[-len(marker):]
+    signal.setitimer(signal.ITIMER_REAL, 0)
     elapsed = time.monotonic() - start
     done.set()
     process.kill()

@@ -26,6 +26,11 @@ def add(benchmark, tether, baseline, result, target, met, notes="", raw=None):
     return row
 
 
+def raise_timeout(*_):
+    """A SIGALRM handler: a blocked read is only interrupted by a handler that raises (PEP 475)."""
+    raise TimeoutError
+
+
 def percentile(sorted_values, q):
     """Nearest-rank percentile of an already sorted list."""
     if not sorted_values:

@@ -44,7 +44,7 @@ def main():
                 samples.append((time.monotonic() - start, value, state["events"]))
 
     threading.Thread(target=sample, daemon=True).start()
-    signal.signal(signal.SIGALRM, lambda *_: None)
+    signal.signal(signal.SIGALRM, rows.raise_timeout)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     fd = process.stdout.fileno()
     partial = b""
@@ -55,7 +55,7 @@ def main():
         while not found:
             try:
                 chunk = os.read(fd, 1 << 16)
-            except InterruptedError:
+            except TimeoutError:  # the command hung: report what arrived
                 break
             arrived = time.time_ns()
             if not chunk:
