@@ -39,7 +39,7 @@ def machine():
 
 
 def cell(text):
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return str(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
 
 
 def main():

@@ -248,7 +248,7 @@ log_mark() { wc -l < "$SSHD_LOG"; }
 # cipher_since LINE: the client->server cipher and MAC of the first key exchange logged after LINE.
 cipher_since() {
     tail -n +"$(($1 + 1))" "$SSHD_LOG" | grep -m1 -o 'kex: client->server cipher: [^ ]* MAC: [^ ]*' \
-        | sed 's/kex: client->server cipher: \([^ ]*\) MAC: \(.*\)/\1 + \2/' || true
+        | sed 's/kex: client->server cipher: \([^ ]*\) MAC: \(.*\)/\1 + \2/; s/ + <implicit>$//' || true
 }
 
 # start_tether PROFILE: runs `tether tunnel`, sets TETHER_PID and TETHER_PORT (from its first line).
