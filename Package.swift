@@ -67,7 +67,7 @@ let package = Package(
             "TetherNet", "TetherSim", .product(name: "FlyingFox", package: "FlyingFox"),
         ], swiftSettings: strict),
         // Fixtures shared by test suites: a real sshd on loopback, child processes.
-        .target(name: "TetherTestSupport", path: "Tests/TetherTestSupport", swiftSettings: strict),
+        .target(name: "TetherTestSupport", dependencies: ["TetherCore"], path: "Tests/TetherTestSupport", swiftSettings: strict),
         .testTarget(name: "TetherSSHTests", dependencies: [
             "TetherSSH", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
@@ -89,6 +89,10 @@ let package = Package(
         ], resources: [.copy("Fixtures")], swiftSettings: strict),
         // End-to-end: runs the real `tether` binary as a subprocess.
         .testTarget(name: "TetherCLITests", dependencies: [
+            "tether", "TetherSim", "TetherCore", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
+        // Fault injection: the real binary against every simulator through a fault proxy.
+        .testTarget(name: "TetherFaultTests", dependencies: [
             "tether", "TetherSim", "TetherCore", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
     ]

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 import TetherSim
+@testable import TetherTestSupport
 
 /// The real binary against the CodexMonitor daemon simulator over TCP.
 @Suite(.serialized) struct CodexMonitorCLITests {

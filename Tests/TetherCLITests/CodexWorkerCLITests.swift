@@ -3,6 +3,7 @@ import Logging
 import Testing
 import TetherCore
 import TetherSim
+@testable import TetherTestSupport
 
 /// The real binary against the Codex Worker simulator on loopback.
 @Suite(.serialized) struct CodexWorkerCLITests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import TetherTestSupport
 import TetherCore
 
 /// `tether profiles …`, config errors and usage errors, through the real binary.

@@ -1,4 +1,5 @@
 import Testing
+@testable import TetherTestSupport
 import TetherCore
 
 /// `tether demo`, the embedded default, as `make demo` runs it (piped: JSON Lines).

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 import TetherSim
+@testable import TetherTestSupport
 
 /// `tether notifications …` against the notification relay and desktop simulator.
 @Suite(.serialized) struct NotificationCLITests {

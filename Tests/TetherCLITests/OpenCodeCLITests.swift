@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 import TetherSim
+@testable import TetherTestSupport
 
 /// The real binary against the OpenCode simulator on loopback.
 @Suite(.serialized) struct OpenCodeCLITests {

@@ -1,8 +1,6 @@
 import Foundation
 import Synchronization
-import Testing
 import TetherCore
-@testable import TetherTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,6 +32,7 @@ final class TetherProcess: Sendable {
         var stdout = Data()
         var stderr = Data()
         var openPipes = 2
+        var peakRSSKilobytes = 0
     }
     private final class Output: Sendable {
         let mutex = Mutex(State())
@@ -62,7 +61,28 @@ final class TetherProcess: Sendable {
         let state = self.state
         Self.drain(out[0], state: state) { data in state.withLock { $0.stdout.append(data) } }
         Self.drain(err[0], state: state) { data in state.withLock { $0.stderr.append(data) } }
+        Self.sampleMemory(of: child, state: state)
     }
+
+    /// The kernel's high-water mark of the child's resident memory (`VmHWM`), read every 50 ms
+    /// while it runs: the last reading before it exits is its peak.
+    private static func sampleMemory(of child: ChildProcess, state: Output) {
+        let path = "/proc/\(child.pid)/status"
+        let thread = Thread {
+            while child.isRunning {
+                if let status = try? String(contentsOfFile: path, encoding: .utf8),
+                   let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                   let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
+                    state.withLock { $0.peakRSSKilobytes = max($0.peakRSSKilobytes, kilobytes) }
+                }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        thread.start()
+    }
+
+    /// The highest resident memory seen so far, in kilobytes.
+    var peakRSSKilobytes: Int { state.withLock { $0.peakRSSKilobytes } }
 
     private static func drain(_ fd: Int32, state: Output, append: @escaping @Sendable (Data) -> Void) {
         let thread = Thread {
@@ -80,7 +100,7 @@ final class TetherProcess: Sendable {
         thread.start()
     }
 
-    private var isRunning: Bool { child.isRunning }
+    var isRunning: Bool { child.isRunning }
 
     var stdoutLines: [String] {
         state.withLock { String(decoding: $0.stdout, as: UTF8.self) }.split(separator: "\n", omittingEmptySubsequences: true)
