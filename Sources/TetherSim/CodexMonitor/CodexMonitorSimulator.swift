@@ -25,6 +25,8 @@ public final class CodexMonitorSimulator: Sendable {
         var port: Int
     }
 
+    /// The daemon's token now in force (starts as `options.token`).
+    private let token: Locked<String?>
     private let running = Locked<Running?>(nil)
     private let connectionTasks = Locked<[Int: Task<Void, Never>]>([:])
     private let acceptedCount = Locked(0)
@@ -34,6 +36,7 @@ public final class CodexMonitorSimulator: Sendable {
     public init(options: Options = Options(), logger: Logger? = nil) {
         self.options = options
         self.logger = logger ?? .simulatorNoOp
+        token = Locked(options.token)
         let world = World(options: options)
         self.world = world
         relay = options.relay.map { [broadcast] in
@@ -44,6 +47,9 @@ public final class CodexMonitorSimulator: Sendable {
     // MARK: - Observing (for tests)
 
     /// Every request line parsed so far, in arrival order (including rejected ones).
+    /// The daemon restarts with a new `--token`: connections made from now on need the new one.
+    public func rotateToken(to newToken: String) { token.withLock { $0 = newToken } }
+
     public var receivedRequests: [ReceivedRequest] {
         received.current
     }
@@ -156,7 +162,9 @@ public final class CodexMonitorSimulator: Sendable {
             count += 1
             return count
         }
-        let connection = Connection(index: index, socket: socket, options: options, broadcast: broadcast, logger: logger)
+        var current = options
+        current.token = token.current
+        let connection = Connection(index: index, socket: socket, options: current, broadcast: broadcast, logger: logger)
         broadcast.add(connection)
         logger.debug("codexmonitor sim connection opened", metadata: ["connection": "\(index)"])
         let task = Task { [self] in
@@ -227,7 +235,7 @@ public final class CodexMonitorSimulator: Sendable {
     /// `auth` before authentication: `{token}` or a bare string, compared with `!=` (§1.3).
     private func authenticate(_ request: Wire.Request, on connection: Connection) {
         let supplied = request.params.stringValue ?? request.params["token"]?.stringValue
-        let expected = options.token?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let expected = token.current?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let supplied, supplied == expected {
             connection.completeAuth(response: request.responseID.map { Wire.result(id: $0, ["ok": true]) })
         } else if let id = request.responseID {

@@ -30,7 +30,7 @@ extension CodexWorkerSimulator {
         }
 
         private func authorized(_ request: HTTPRequest) -> Bool {
-            guard let token = store.options.token else { return true }
+            guard let token = store.token.current else { return true }
             let header = request.headers[HTTPHeader("Authorization")]?.trimmingCharacters(in: .whitespaces)
             return header == "Bearer \(token)"
         }
@@ -41,7 +41,7 @@ extension CodexWorkerSimulator {
 
             if request.path == "/health" {
                 guard method == "GET" else { throw notFound(request) }
-                return (Wire.json(200, ["status": "ok", "authEnabled": .bool(store.options.token != nil)]), Data())
+                return (Wire.json(200, ["status": "ok", "authEnabled": .bool(store.token.current != nil)]), Data())
             }
             if request.path == "/favicon.ico", method == "GET" {
                 return (HTTPResponse(statusCode: .noContent), Data())

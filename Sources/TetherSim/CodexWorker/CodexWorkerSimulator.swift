@@ -95,6 +95,9 @@ public final class CodexWorkerSimulator: Sendable {
 
     public func clearRequestLog() { store.clearRequestLog() }
 
+    /// The worker's token changes (rotated `WORKER_TOKEN`): from now on the old one gets 401.
+    public func rotateToken(to newToken: String) { store.token.withLock { $0 = newToken } }
+
     /// Starts listening (port 0 picks a free port) and returns the base URL, e.g. `http://127.0.0.1:53211`.
     @discardableResult
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) async throws -> URL {

@@ -11,6 +11,8 @@ extension CodexWorkerSimulator {
 
         let options: Options
         let logger: Logger
+        /// The bearer token now in force (starts as `options.token`).
+        let token: Locked<String?>
         private let lock = NSRecursiveLock()
         private var threads: [String: ThreadRecord] = [:]
         private var jobs: [String: Job] = [:]
@@ -21,6 +23,7 @@ extension CodexWorkerSimulator {
         init(options: Options, logger: Logger) {
             self.options = options
             self.logger = logger
+            token = Locked(options.token)
         }
 
         private func locked<T>(_ body: () throws -> T) rethrows -> T {

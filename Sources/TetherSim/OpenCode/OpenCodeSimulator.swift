@@ -20,6 +20,8 @@ public final class OpenCodeSimulator: Sendable {
     let http: EmbeddedHTTPServer
     let log = RequestLog()
     let logger: Logger
+    /// The Basic-auth password now in force (starts as `options.password`).
+    let password: Locked<String?>
 
     public init(options: Options = Options(), logger: Logger? = nil) {
         let logger = logger ?? .simulatorNoOp
@@ -28,8 +30,12 @@ public final class OpenCodeSimulator: Sendable {
         let state = OpenCodeState(options: options, logger: logger)
         self.state = state
         let log = self.log
+        let password = Locked(options.password)
+        self.password = password
         self.http = EmbeddedHTTPServer(logger: logger) { request, streams in
-            await OpenCodeRoutes(options: options, state: state, streams: streams, log: log).handle(request)
+            var current = options
+            current.password = password.current
+            return await OpenCodeRoutes(options: current, state: state, streams: streams, log: log).handle(request)
         }
     }
 
@@ -53,6 +59,12 @@ public final class OpenCodeSimulator: Sendable {
     }
 
     // MARK: Test access
+
+    /// The server's password changes (an operator rotated `OPENCODE_SERVER_PASSWORD` and restarted
+    /// it): from now on every request with the old one is refused with 401.
+    public func rotatePassword(to newPassword: String) {
+        password.withLock { $0 = newPassword }
+    }
 
     /// Every request received so far (including refused ones), in arrival order.
     public func requests() async -> [RecordedRequest] {
