@@ -33,6 +33,8 @@ struct CodexMonitorEventStream: Sendable {
         var sent = false
         var targetTurn: String?
         var done = false
+        /// Notifications read from the daemon, over all connections.
+        var notifications = 0
     }
 
     private func pump(_ output: Output) async throws {
@@ -59,6 +61,7 @@ struct CodexMonitorEventStream: Sendable {
             policy.connecting()
             let failure: ReconnectPolicy.Failure
             let reason: String
+            let notificationsBefore = state.notifications
             do {
                 let client = try await backend.open()
                 defer { client.close() }
@@ -72,11 +75,13 @@ struct CodexMonitorEventStream: Sendable {
                 failure = .transportError
                 reason = error.message
             }
+            // A connection that delivered is not one that refuses us: the schedule starts over.
+            if state.notifications > notificationsBefore { policy.madeProgress() }
             switch policy.failed(failure, at: .now) {
             case .reconnect(let delay, let attempt):
                 logger.info("CodexMonitor stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
                 try await output.send(.connection(.reconnecting, attempt: attempt, endpoint: configuration.endpoint,
-                                         reason: "\(reason); retrying in \(delay)"))
+                                         reason: "\(reason); retrying in \(delay.secondsText)"))
                 try await Task.sleep(for: delay)
             case .stop(let why):
                 try await output.send(.connection(.failed, endpoint: configuration.endpoint, reason: reason))
@@ -117,6 +122,7 @@ struct CodexMonitorEventStream: Sendable {
                                metadata: ["dropped": "\(count)"])
                 for event in try await resync(client, watched: watched, &state) where !state.done { try await emit(event, &state, output) }
             case .incoming(.notification(let method, let params, let raw)):
+                state.notifications += 1
                 try await handle(method, params, raw: raw, watched: watched, &state, output)
             }
         }

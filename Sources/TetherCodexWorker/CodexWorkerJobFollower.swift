@@ -50,7 +50,7 @@ struct CodexWorkerJobFollower: Sendable {
                         try await emit(.connection(.connected, endpoint: client.configuration.baseURL))
                     case .disconnected(let reason, let retryIn, let attempt):
                         try await emit(.connection(.reconnecting, attempt: attempt,
-                                         reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn)"))
+                                         reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn.secondsText)"))
                     case .comment:
                         break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
                     case .event(let sse):

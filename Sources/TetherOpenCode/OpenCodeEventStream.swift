@@ -43,6 +43,10 @@ struct OpenCodeEventStream: Sendable {
         }
 
         var useGlobal = true
+        // The REST resync after a (re)connection can fail too — the server went away again
+        // mid-resync. That is a lost connection like any other: reconnect (the next
+        // `server.connected` resyncs), on the same schedule, instead of ending the run.
+        var resyncPolicy = ReconnectPolicy(configuration: backend.configuration.reconnect)
         while !Task.isCancelled {
             let endpoint = useGlobal ? "/global/event" : "/event"
             let scoped = !useGlobal
@@ -57,6 +61,7 @@ struct OpenCodeEventStream: Sendable {
             do {
                 for try await element in source {
                     try await handle(element, &state, output)
+                    if case .event = element { resyncPolicy.madeProgress() }
                     if state.done { return }
                 }
                 return
@@ -65,6 +70,17 @@ struct OpenCodeEventStream: Sendable {
                 useGlobal = false
             } catch let error as NetError {
                 throw client.mapTransport(error)
+            } catch let error as TetherError where error.retryable && !Task.isCancelled {
+                resyncPolicy.connecting()
+                switch resyncPolicy.failed(.transportError, at: .now) {
+                case .reconnect(let delay, let attempt):
+                    logger.info("OpenCode went away during a resync; reconnecting", metadata: ["error": "\(error.message)"])
+                    try await output.send(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL,
+                                                      reason: "\(error.message); retrying in \(delay.secondsText)"))
+                    try await Task.sleep(for: delay)
+                case .stop:
+                    throw error
+                }
             }
         }
     }
@@ -79,7 +95,7 @@ struct OpenCodeEventStream: Sendable {
             try await output.send(.connection(.connected, endpoint: client.configuration.baseURL))
         case .disconnected(let reason, let retryIn, let attempt):
             try await output.send(.connection(.reconnecting, attempt: attempt,
-                                     reason: (reason?.detail ?? "the server closed the stream") + "; retrying in \(retryIn)"))
+                                     reason: (reason?.detail ?? "the server closed the stream") + "; retrying in \(retryIn.secondsText)"))
         case .comment:
             break
         case .event(let sse):
