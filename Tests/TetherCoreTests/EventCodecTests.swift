@@ -53,6 +53,20 @@ import Testing
         #expect(EventCodec.parseTimestamp(text) == milliseconds)
     }
 
+    /// Fuzzing found a trap: a fraction of 19+ digits overflowed. Only the first three count.
+    @Test(arguments: [
+        ("2026-11-22T01:33:51.4Z", 1_795_311_231_400.0), ("2026-11-22T01:33:51.40912Z", 1_795_311_231_409.0),
+        ("2026-11-22T01:33:51.409123456789012345678901234567890Z", 1_795_311_231_409.0),
+    ])
+    func parsesAnyNumberOfFractionDigits(text: String, milliseconds: Double) {
+        #expect(EventCodec.parseTimestamp(text) == milliseconds)
+    }
+
+    @Test(arguments: ["2026-11-22T01:33:51.Z", "2026-11-22T01:33:51.4x9Z", "2026-11-22T01:33:51,409Z"])
+    func rejectsMalformedFractions(text: String) {
+        #expect(EventCodec.parseTimestamp(text) == nil)
+    }
+
     @Test(arguments: ["", "{}", "[1]", #"{"v":2,"type":"error","ts":"2026-11-22T01:33:51.409Z"}"#,
                       #"{"v":1,"type":"nope","ts":"2026-11-22T01:33:51.409Z"}"#, #"{"v":1,"type":"error","ts":"yesterday"}"#])
     func rejectsLinesThatAreNotV1Events(line: String) {

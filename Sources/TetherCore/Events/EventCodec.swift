@@ -95,9 +95,12 @@ public struct EventCodec: Sendable {
         else { return nil }
         var millis = 0
         if utf8.count > 20 {
-            guard utf8[19] == UInt8(ascii: "."), let fraction = number(20..<(utf8.count - 1)) else { return nil }
-            let digits = utf8.count - 21
-            millis = digits >= 3 ? fraction / Int(pow10(digits - 3)) : fraction * Int(pow10(3 - digits))
+            // Any number of fraction digits; only the first three count (no overflow on a long tail).
+            guard utf8[19] == UInt8(ascii: "."), utf8.count > 21, utf8[20..<(utf8.count - 1)].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+            else { return nil }
+            let digits = min(utf8.count - 21, 3)
+            guard let fraction = number(20..<(20 + digits)) else { return nil }
+            millis = fraction * Int(pow10(3 - digits))
         }
         let days = daysSinceEpoch(year: year, month: month, day: day)
         return Double(((Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second)) * 1000) + Int64(millis))
