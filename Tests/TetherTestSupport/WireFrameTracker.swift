@@ -44,6 +44,8 @@ struct WireFrameTracker {
     private var sizeDigits = 0
     // SSE: consecutive line ends seen (CR ignored).
     private var newlines = 0
+    // Lines and SSE: a content byte arrived since the last frame ended.
+    private var midFrame = false
     // WebSocket frame parser.
     private var wsHeader: [UInt8] = []
     private var wsRemaining = 0
@@ -65,8 +67,7 @@ struct WireFrameTracker {
 
     private var contentAtBoundary: Bool {
         switch framing {
-        case .sse: return newlines >= 2 || frames == 0 && newlines == 0
-        case .lines: return newlines >= 1 || frames == 0 && newlines == 0
+        case .sse, .lines: return !midFrame
         case .webSocket: return wsHeader.isEmpty && wsRemaining == 0
         }
     }
@@ -123,19 +124,24 @@ struct WireFrameTracker {
                 newlines += 1
                 if newlines == 2 {
                     frames += 1
+                    midFrame = false
                     return true
                 }
+                midFrame = midFrame || newlines < 2
                 return false
             }
             newlines = 0
+            midFrame = true
             return false
         case .lines:
             if byte == 10 {
                 newlines = 1
                 frames += 1
+                midFrame = false
                 return true
             }
             newlines = 0
+            midFrame = true
             return false
         case .webSocket:
             if wsRemaining > 0 {

@@ -1,0 +1,203 @@
+import Foundation
+import Logging
+import TetherCore
+import TetherSim
+@testable import TetherTestSupport
+
+/// One backend under test: its simulator, a profile that reaches it through a fault proxy, and
+/// a long turn to break. Each rig drives the real `tether` binary as a user would.
+protocol FaultRig: Sendable {
+    /// The backend's name in the summary table.
+    var name: String { get }
+    var framing: FaultProxy.Framing { get }
+    /// Which proxied connections are the event stream (the client's first bytes decide).
+    func isStream(_ clientBytes: [UInt8]) -> Bool
+    /// Starts the simulator; returns its loopback port.
+    func start() async throws -> Int
+    func stop() async
+    /// The `[profiles.x]` body for a backend at 127.0.0.1:`port` (without the tuning keys).
+    func profile(port: Int) -> String
+    var environment: [String: String] { get }
+    /// Arguments for a turn of about `length` streamed pieces, run to its end (`send … --follow`),
+    /// after whatever setup it needs (a session created through `global`).
+    func turnArguments(length: Int, global: [String]) async throws -> [String]
+    /// The server's credentials change (`true`): connections made from now on with the profile's
+    /// are refused; `false` puts the profile's back.
+    func setCredentialsRevoked(_ revoked: Bool)
+    /// Whether the scenario applies (a relay without credentials cannot revoke them).
+    func supports(_ scenario: FaultScenario) -> Bool
+    /// Drives a run that does not end by itself, then ends it (default: nothing to do).
+    func drive(_ run: TetherProcess, length: Int) async throws
+    /// How a run that went well exits.
+    var successExit: Int32 { get }
+}
+
+extension FaultRig {
+    func supports(_ scenario: FaultScenario) -> Bool { true }
+    func drive(_ run: TetherProcess, length: Int) async throws {}
+    var successExit: Int32 { 0 }
+
+    static func containsASCII(_ bytes: [UInt8], _ needle: String) -> Bool {
+        let pattern = Array(needle.utf8)
+        guard bytes.count >= pattern.count else { return false }
+        for start in 0...(bytes.count - pattern.count) where bytes[start] == pattern[0] {
+            if bytes[start..<(start + pattern.count)].elementsEqual(pattern) { return true }
+        }
+        return false
+    }
+
+    /// `sessions create` through the proxied profile; returns the new session's id.
+    func createSession(_ global: [String]) async throws -> String {
+        let created = try await TetherProcess.run(["sessions", "create"] + global, environment: environment)
+        guard created.status == 0, let session = try created.events().first?.session else {
+            throw FaultHarnessError("\(name): sessions create exited \(created.status): \(created.stderr)")
+        }
+        return session
+    }
+}
+
+struct FaultHarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Simulator pacing: slow enough that faults land mid-turn, fast enough for `make test`.
+let faultPacing: Duration = .milliseconds(25)
+
+final class OpenCodeRig: FaultRig, @unchecked Sendable {
+    let name = "opencode"
+    let framing = FaultProxy.Framing.sse
+    let simulator = OpenCodeSimulator(options: .init(password: "secret", heartbeatInterval: .seconds(1), pacing: faultPacing))
+    let environment = ["OC_FAULT_PASSWORD": "secret"]
+
+    func isStream(_ clientBytes: [UInt8]) -> Bool { Self.containsASCII(clientBytes, "GET /global/event") }
+    func start() async throws -> Int { try await simulator.start().port ?? 0 }
+    func stop() async { await simulator.stop() }
+
+    func profile(port: Int) -> String {
+        """
+        backend = "opencode"
+        url = "http://127.0.0.1:\(port)"
+        password = { env = "OC_FAULT_PASSWORD" }
+        """
+    }
+
+    /// A plain turn whose reply echoes the prompt in two-word deltas: `length` words.
+    func turnArguments(length: Int, global: [String]) async throws -> [String] {
+        let prompt = (0..<length).map { "word\($0)" }.joined(separator: " ")
+        return ["send", try await createSession(global), prompt, "--follow"]
+    }
+
+    func setCredentialsRevoked(_ revoked: Bool) { simulator.rotatePassword(to: revoked ? "rotated" : "secret") }
+}
+
+final class CodexWorkerRig: FaultRig, @unchecked Sendable {
+    let name = "codex-worker"
+    let framing = FaultProxy.Framing.sse
+    let simulator = CodexWorkerSimulator(
+        options: .init(token: "t0ken", pingInterval: .seconds(1), pacing: faultPacing),
+        logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
+    let environment = ["WORKER_FAULT_TOKEN": "t0ken"]
+
+    func isStream(_ clientBytes: [UInt8]) -> Bool {
+        Self.containsASCII(clientBytes, "GET /v1/jobs/") && Self.containsASCII(clientBytes, "/events")
+    }
+    func start() async throws -> Int { try await simulator.start().port ?? 0 }
+    func stop() async { await simulator.stop() }
+
+    func profile(port: Int) -> String {
+        """
+        backend = "codex-worker"
+        url = "http://127.0.0.1:\(port)"
+        token = { env = "WORKER_FAULT_TOKEN" }
+        """
+    }
+
+    /// `long N`: one agent message streamed as exactly `length` deltas.
+    func turnArguments(length: Int, global: [String]) async throws -> [String] {
+        ["send", try await createSession(global), "long \(length)", "--follow"]
+    }
+
+    func setCredentialsRevoked(_ revoked: Bool) { simulator.rotateToken(to: revoked ? "rotated" : "t0ken") }
+}
+
+final class CodexMonitorRig: FaultRig, @unchecked Sendable {
+    let name = "codexmonitor"
+    let framing = FaultProxy.Framing.lines
+    let simulator = CodexMonitorSimulator(options: .init(token: "s3cret", pacing: faultPacing))
+    let environment = ["CM_FAULT_TOKEN": "s3cret"]
+
+    func isStream(_ clientBytes: [UInt8]) -> Bool { true }
+    func start() async throws -> Int { try await simulator.start().port }
+    func stop() async { await simulator.stop() }
+
+    func profile(port: Int) -> String {
+        """
+        backend = "codexmonitor"
+        address = "127.0.0.1:\(port)"
+        workspace = "ws-1"
+        token = { env = "CM_FAULT_TOKEN" }
+        """
+    }
+
+    /// `long N`: one agent message in `length` deltas.
+    func turnArguments(length: Int, global: [String]) async throws -> [String] {
+        ["send", try await createSession(global), "long \(length)", "--follow"]
+    }
+
+    func setCredentialsRevoked(_ revoked: Bool) { simulator.rotateToken(to: revoked ? "rotated" : "s3cret") }
+}
+
+final class NotificationRig: FaultRig, @unchecked Sendable {
+    let name = "notification"
+    let framing = FaultProxy.Framing.webSocket
+    let simulator = NotificationSimulator(options: .init())
+    let environment = ["XDG_STATE_HOME": NSTemporaryDirectory() + "tether-fault-state-\(UUID().uuidString)"]
+    /// Interrupted once every notification arrived: `watch` exits 130 as the design says.
+    let successExit: Int32 = 130
+    /// The watch's stable peer id (the profile's `peer_id`): pushes go to it, queued while it is away.
+    static let watcherID = "fault-watcher"
+
+    /// Every connection of the run is the watch's (pushes come from the simulator, not from tether).
+    func isStream(_ clientBytes: [UInt8]) -> Bool { true }
+    func start() async throws -> Int { try await simulator.start().port ?? 0 }
+    func stop() async { await simulator.stop() }
+
+    func profile(port: Int) -> String {
+        """
+        backend = "notification"
+        url = "ws://127.0.0.1:\(port)"
+        peer_id = "\(Self.watcherID)"
+        """
+    }
+
+    func turnArguments(length: Int, global: [String]) async throws -> [String] { ["notifications", "watch"] }
+    func setCredentialsRevoked(_ revoked: Bool) {}
+    func supports(_ scenario: FaultScenario) -> Bool { scenario != .revoked }
+
+    /// The desktop pushes `length` notifications to the watcher's peer id (the relay queues them
+    /// while it is away), paced; once all arrived (or 60 s passed), the watch is interrupted.
+    func drive(_ run: TetherProcess, length: Int) async throws {
+        let watcher = Self.watcherID
+        var registered = false
+        for _ in 0..<400 where !registered {
+            registered = simulator.peers().contains { $0.peerID == watcher }
+            if !registered { try await Task.sleep(for: .milliseconds(25)) }
+        }
+        guard registered else { throw FaultHarnessError("notification: the watch never registered with the relay") }
+        for index in 0..<length {
+            try simulator.push(title: "note \(index)", body: "body of note \(index)", to: watcher)
+            try await Task.sleep(for: faultPacing)
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while run.isRunning, ContinuousClock.now < deadline {
+            let received = Set(run.stdoutLines.filter { $0.contains("\"notification.received\"") }.compactMap {
+                try? EventCodec.decode($0).data["id"]?.string
+            })
+            if received.count >= length { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try await Task.sleep(for: .milliseconds(300))  // a late duplicate would show up here
+        run.interrupt()
+    }
+}
