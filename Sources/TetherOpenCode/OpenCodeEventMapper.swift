@@ -51,6 +51,10 @@ struct OpenCodeEventMapper {
     private var completedTurns = RecentSet(capacity: 1024)
     private(set) var pendingApprovals: [String: Approval] = [:]
     private(set) var statuses: [String: SessionStatus] = [:]
+    /// Resyncs in a row that found a session idle with its last user message not yet answered.
+    private var idleUnanswered: [String: Int] = [:]
+    /// How many such resyncs it takes to believe the turn ended without a reply.
+    static let unansweredIdleLimit = 3
 
     init() {}
 
@@ -139,6 +143,17 @@ struct OpenCodeEventMapper {
                 for part in message["parts"]?.array ?? [] { events += mapPart(part, delta: nil) }
             }
         }
+        // OpenCode stores the user message before it marks the session busy: idle with the last
+        // user message unanswered is a turn about to start, not one that ended — unless it stays
+        // so across several resyncs.
+        let answered = lastUser.map { index in
+            list[(index + 1)...].contains { $0["info"]?["role"]?.string == "assistant" }
+        } ?? true
+        if !busy, !answered {
+            idleUnanswered[session, default: 0] += 1
+            if idleUnanswered[session, default: 0] < Self.unansweredIdleLimit { return events }
+        }
+        idleUnanswered[session] = nil
         events += busy ? setStatus(session, statuses[session] == .waitingApproval ? .waitingApproval : .busy)
                        : goIdle(session: session)
         return events

@@ -149,6 +149,37 @@ import TetherCore
         #expect(fresh.reconcile(session: "s", messages: messages, busy: false).isEmpty)
     }
 
+    /// The fault harness caught it: a reconnect right after `send` found the session still idle
+    /// (OpenCode stores the user message before it marks the session busy) and ended the turn.
+    @Test func idleWithTheUserMessageUnansweredIsATurnAboutToStart() {
+        var mapper = OpenCodeEventMapper()
+        let asked: [JSONValue] = [
+            ["info": ["id": "m1", "sessionID": "s", "role": "user"],
+             "parts": [["id": "p1", "sessionID": "s", "messageID": "m1", "type": "text", "text": "go"]]],
+        ]
+        let first = mapper.reconcile(session: "s", messages: asked, busy: false, adoptingAnyUserMessageBut: [])
+        #expect(first.of(.turnStarted).map(\.turn) == ["m1"])
+        #expect(first.of(.turnCompleted).isEmpty)
+        #expect(mapper.reconcile(session: "s", messages: asked, busy: false).of(.turnCompleted).isEmpty)
+
+        // The reply arrives: an idle session now means the turn is over.
+        let answered = asked + [
+            ["info": ["id": "a1", "sessionID": "s", "role": "assistant", "parentID": "m1", "finish": "stop"],
+             "parts": [["id": "p2", "sessionID": "s", "messageID": "a1", "type": "text", "text": "done", "time": ["start": 1, "end": 2]]]],
+        ]
+        #expect(mapper.reconcile(session: "s", messages: answered, busy: false).of(.turnCompleted).count == 1)
+    }
+
+    @Test func aTurnLeftUnansweredForSeveralResyncsEnds() {
+        var mapper = OpenCodeEventMapper()
+        let asked: [JSONValue] = [["info": ["id": "m1", "sessionID": "s", "role": "user"], "parts": []]]
+        var completed = 0
+        for _ in 0..<OpenCodeEventMapper.unansweredIdleLimit {
+            completed += mapper.reconcile(session: "s", messages: asked, busy: false, adoptingAnyUserMessageBut: []).of(.turnCompleted).count
+        }
+        #expect(completed == 1)
+    }
+
     @Test func ignoresUnknownAndMalformedEvents() throws {
         var mapper = OpenCodeEventMapper()
         for type in ["sync", "lsp.updated", "session.next.text.delta", "pty.created", "tui.toast.show", "file.edited"] {
