@@ -68,9 +68,9 @@ import TetherSim
     @Test func aPushSentTwiceIsReceivedOnce() async throws {
         try await withRelay { simulator, global, env in
             let watch = try TetherProcess(["notifications", "watch"] + global, environment: env)
-            // Wait until the watcher has registered with the relay.
+            // Wait until the watch itself has registered (one-shot sessions use `stable~suffix` ids).
             for _ in 0..<100 {
-                if simulator.peers().count >= 2 { break }
+                if simulator.peers().contains(where: { $0.deviceType != "desktop" && !$0.peerID.contains("~") }) { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
             try simulator.push(title: "Build done", body: "green", notificationID: "n-42", twice: true)

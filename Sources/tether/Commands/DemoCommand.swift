@@ -102,7 +102,11 @@ struct DemoCommand: AsyncParsableCommand {
             }
             return nil
         }
-        for _ in 0..<100 where simulator.peers().count < 2 { try await Task.sleep(for: .milliseconds(50)) }
+        // Wait for the watch's own registration (its stable id; one-shot sessions use `stable~suffix`).
+        func watching() -> Bool {
+            simulator.peers().contains { $0.peerID != simulator.desktopPeerID && $0.deviceType != "desktop" && !$0.peerID.contains("~") }
+        }
+        for _ in 0..<100 where !watching() { try await Task.sleep(for: .milliseconds(50)) }
         try simulator.push(title: "Turn finished", body: "The build directory has been removed.", twice: true)
         let received = try await withThrowingTaskGroup(of: Event?.self) { group in
             group.addTask { try await watcher.value }
