@@ -70,17 +70,7 @@ final class FaultProxy: @unchecked Sendable {
     /// The server "restarts": every connection is reset, the port refuses connections for
     /// `downFor`, then accepts again (same port, same server state behind it).
     func restart(downFor: Duration) async throws {
-        let (fd, links) = lock.withLock { () -> (Int32, [Link]) in
-            statistics.restarts += 1
-            let fd = listener
-            listener = -1
-            return (fd, Array(live.values))
-        }
-        if fd >= 0 {
-            shutdown(fd, Int32(SHUT_RDWR))
-            close(fd)
-        }
-        for link in links { link.reset() }
+        takeDown { $0.restarts += 1 }
         try await Task.sleep(for: downFor)
         var attempt = 0
         while true {
@@ -103,8 +93,13 @@ final class FaultProxy: @unchecked Sendable {
     }
 
     func stop() {
+        takeDown { _ in stopped = true }
+    }
+
+    /// Closes the listener and resets every connection; `update` runs under the lock first.
+    private func takeDown(_ update: (inout Stats) -> Void) {
         let (fd, links) = lock.withLock { () -> (Int32, [Link]) in
-            stopped = true
+            update(&statistics)
             let fd = listener
             listener = -1
             return (fd, Array(live.values))
