@@ -28,4 +28,11 @@ struct Tether: AsyncParsableCommand {
     /// Declared here too so the global options may come before the command, as in
     /// `tether -p home events --follow`; each command reads them through its own group.
     @OptionGroup var options: GlobalOptions
+
+    /// Before anything touches OpenSSL (a tunnel's libssh2 comes before libcurl): network
+    /// threads may still be ending when a command returns, so OpenSSL must not clean up at exit.
+    static func main() async {
+        OpenSSLExitCleanup.disable()
+        await main(nil)
+    }
 }

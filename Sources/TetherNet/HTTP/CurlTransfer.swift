@@ -30,6 +30,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     private static let globalInit: Void = {
         tether_ignore_sigpipe()
+        OpenSSLExitCleanup.disable()
         curl_global_init(Int(CURL_GLOBAL_ALL))
     }()
 

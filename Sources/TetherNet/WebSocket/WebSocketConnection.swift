@@ -71,6 +71,7 @@ public final class WebSocketConnection: Sendable {
 
     private static let globalInit: Void = {
         tether_ignore_sigpipe()
+        OpenSSLExitCleanup.disable()
         curl_global_init(Int(CURL_GLOBAL_ALL))
     }()
     private static let readChunk = 64 << 10
