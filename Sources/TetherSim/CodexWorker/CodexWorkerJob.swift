@@ -7,6 +7,8 @@ extension CodexWorkerSimulator {
         let type: String
         let seq: Int
         let json: JSON
+        /// `id: <seq>` / `event: <type>` / `data: <envelope>` and a blank line (notes §2.2).
+        let sseFrame: [UInt8]
 
         init(type: String, ts: String, jobId: String, seq: Int, payload: JSON) {
             self.type = type
@@ -15,10 +17,8 @@ extension CodexWorkerSimulator {
                 ("type", .string(type)), ("ts", .string(ts)), ("jobId", .string(jobId)),
                 ("seq", .int(seq)), ("payload", payload),
             ])
+            self.sseFrame = Array("id: \(seq)\nevent: \(type)\ndata: \(json.serialized)\n\n".utf8)
         }
-
-        /// `id: <seq>` / `event: <type>` / `data: <envelope>` and a blank line (notes §2.2).
-        var sseFrame: String { "id: \(seq)\nevent: \(type)\ndata: \(json.serialized)\n\n" }
     }
 
     enum JobState: String, Sendable {
@@ -111,7 +111,7 @@ extension CodexWorkerSimulator {
             }
             firstSeq = events.first?.seq ?? nextSeq
             updatedAt = now
-            let frame = StreamOutput.event(Array(envelope.sseFrame.utf8))
+            let frame = StreamOutput.events([envelope.sseFrame])
             for subscriber in subscribers.values {
                 subscriber.yield(frame)
             }

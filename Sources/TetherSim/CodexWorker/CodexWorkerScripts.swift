@@ -60,7 +60,7 @@ extension CodexWorkerSimulator {
         let script: Script
         let input: JSON
         let prompt: String
-        let pacing: Duration
+        let pacer: Pacer
         let signals: AsyncStream<JobSignal>
 
         func run() async {
@@ -120,12 +120,7 @@ extension CodexWorkerSimulator {
         // MARK: Steps
 
         private func pace() async throws {
-            if pacing > .zero {
-                try await Task.sleep(for: pacing)
-            } else {
-                await Task.yield()
-                try Task.checkCancellation()
-            }
+            try await pacer.pause()
         }
 
         private func step(_ type: String, _ payload: JSON) async throws {

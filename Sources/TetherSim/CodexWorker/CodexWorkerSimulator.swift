@@ -25,7 +25,7 @@ public final class CodexWorkerSimulator: Sendable {
         public var retention: Int
         /// Time between `: ping` comments on every SSE connection (real: 15 s).
         public var pingInterval: Duration
-        /// Pause before each scripted event (0 in tests; the demo uses 30–60 ms).
+        /// Time between scripted events, on average (`Pacer`; 0 in tests; the demo uses 30–60 ms).
         public var pacing: Duration
         /// Fault: cut an SSE connection abruptly (no terminating chunk) once it has written this many
         /// event frames (replayed ones included). Comments do not count.

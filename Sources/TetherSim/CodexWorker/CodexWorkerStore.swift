@@ -195,7 +195,7 @@ extension CodexWorkerSimulator {
 
                 let runner = ScriptRunner(
                     store: self, jobId: job.id, threadId: threadId, turnId: job.turnId, cwd: thread.cwd,
-                    script: script, input: input, prompt: prompt, pacing: options.pacing, signals: job.signals
+                    script: script, input: input, prompt: prompt, pacer: Pacer(interval: options.pacing), signals: job.signals
                 )
                 logger.debug("codex-worker sim: job \(job.id) runs script \(script) on thread \(threadId)")
                 runners[job.id] = Task { await runner.run() }
@@ -231,9 +231,7 @@ extension CodexWorkerSimulator {
                 let replay = try job.events(after: cursor).data
                 let (stream, continuation) = AsyncStream.makeStream(of: StreamOutput.self)
                 continuation.yield(.comment(Array(": connected\n\n".utf8)))
-                for envelope in replay {
-                    continuation.yield(.event(Array(envelope.sseFrame.utf8)))
-                }
+                if !replay.isEmpty { continuation.yield(.events(replay.map(\.sseFrame))) }
                 let subscriberId = nextSubscriberId
                 nextSubscriberId += 1
                 job.subscribers[subscriberId] = continuation

@@ -32,7 +32,8 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where to listen.", valueName: "host:port")) var listen = "127.0.0.1:0"
     @Option(help: "Force a scripted scenario for every turn.") var scenario: String?
     @Option(help: "Require this password (opencode, user \"opencode\") or bearer token (codex-worker).") var token: String?
-    @Option(help: ArgumentHelp("Pause between scripted events, in milliseconds.", valueName: "ms")) var pacing: Int = 40
+    @Option(help: ArgumentHelp("Time between scripted events, in milliseconds; fractions work (codex-worker keeps 0.2 ms, 5,000 events a second, on average).", valueName: "ms"))
+    var pacing: Double = 40
     @Flag(help: "OpenCode: speak the legacy (0.x–1.0) wire shapes.") var legacy = false
     @Flag(help: "CodexMonitor: answer requests out of order, some after the events they caused.") var reorder = false
     @Flag(name: .customLong("contract-shape"), help: "Notification: the desktop answers in the client contract's shapes (default: the real desktop's).")
@@ -57,6 +58,9 @@ struct SimulateCommand: AsyncParsableCommand {
         if let floodRate, floodRate < 1 {
             throw ValidationError("--flood-rate takes a positive number of deltas per second")
         }
+        if !pacing.isFinite || pacing < 0 {
+            throw ValidationError("--pacing is milliseconds between events, 0 or more; got \(pacing)")
+        }
         if floodRate != nil, flood == nil {
             throw ValidationError("--flood-rate paces --flood: pass --flood N too")
         }
@@ -64,6 +68,8 @@ struct SimulateCommand: AsyncParsableCommand {
             throw ValidationError("unknown scenario \"\(scenario)\"; use one of: \(OpenCodeScenario.allCases.map(\.rawValue).joined(separator: ", "))")
         }
     }
+
+    private var pacingDuration: Duration { .nanoseconds(Int64((pacing * 1_000_000).rounded())) }
 
     func run() async throws {
         try await reportingFailures {
@@ -74,18 +80,18 @@ struct SimulateCommand: AsyncParsableCommand {
             switch backend {
             case .opencode:
                 var simOptions = OpenCodeSimulator.Options(
-                    password: token, pacing: .milliseconds(pacing), legacy: legacy,
+                    password: token, pacing: pacingDuration, legacy: legacy,
                     scenario: scenario.flatMap(OpenCodeScenario.init(rawValue:)), flood: flood)
                 simOptions.floodRate = floodRate
                 let simulator = OpenCodeSimulator(options: simOptions, logger: logger)
                 url = try await simulator.start(host: address.host, port: address.port)
                 stop = { await simulator.stop() }
             case .codexWorker:
-                let simulator = CodexWorkerSimulator(options: .init(token: token, retention: retention, pacing: .milliseconds(pacing)), logger: logger)
+                let simulator = CodexWorkerSimulator(options: .init(token: token, retention: retention, pacing: pacingDuration), logger: logger)
                 url = try await simulator.start(host: address.host, port: address.port)
                 stop = { await simulator.stop() }
             case .codexmonitor:
-                var simOptions = CodexMonitorSimulator.Options(token: token, pacing: .milliseconds(pacing), reorderResponses: reorder)
+                var simOptions = CodexMonitorSimulator.Options(token: token, pacing: pacingDuration, reorderResponses: reorder)
                 if let workspaceDir { simOptions.workspaces = [.init(id: "ws-1", name: "demo", path: workspaceDir)] }
                 simOptions.relay = relayCodex.map { .init(codexPath: $0, codexHome: codexHome) }
                 let simulator = CodexMonitorSimulator(options: simOptions, logger: logger)
