@@ -5,9 +5,8 @@
 #   - OpenCode: `tether events --follow -o jsonl` reading SOAK_RATE (5,000) deltas a second for
 #     SOAK_WARMUP (10) + SOAK_SECONDS (300) s from the OpenCode simulator's paced flood.
 #   - Codex Worker (SOAK_CODEX_WORKER=1, the default): `tether events --turn JOB --follow` on a
-#     live job of SOAK_CODEX_RATE (1,000) × (warm-up + SOAK_SECONDS) deltas. The simulator paces
-#     its events 1 ms apart at the finest, so this stream runs at about 1,000 a second, and a
-#     little longer than planned.
+#     live job of SOAK_CODEX_RATE (SOAK_RATE) × (warm-up + SOAK_SECONDS) deltas, which the
+#     simulator spaces 1/rate apart on average (`--pacing`, fractional milliseconds).
 # The samples go to bench/out/soak-opencode.csv and soak-codex-worker.csv.
 source "$(dirname "$0")/lib.sh"
 RATE=${SOAK_RATE:-5000}
@@ -31,14 +30,14 @@ python3 "$BENCH_DIR/soak.py" row \
 
 # --- Codex Worker.
 [ "${SOAK_CODEX_WORKER:-1}" = 1 ] || exit 0
-CODEX_RATE=${SOAK_CODEX_RATE:-1000}
+CODEX_RATE=${SOAK_CODEX_RATE:-$RATE}
 COUNT=$((CODEX_RATE * (SOAK + WARMUP)))
-SIM_PACING=1 start_sim codex-worker
+SIM_PACING=$(python3 -c 'import sys; print(1000 / int(sys.argv[1]))' "$CODEX_RATE") start_sim codex-worker
 THREAD=$(curl -s -X POST "$SIM_URL/v1/threads" -d '{}' | jq -r .thread.threadId)
 JOB=$(curl -s -X POST "$SIM_URL/v1/threads/$THREAD/turns" -d "{\"text\":\"long $COUNT\"}" | jq -r .jobId)
 CONFIG="$OUT_DIR/codex-worker-soak.toml"
 printf '[profiles.bench]\nbackend = "codex-worker"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
-echo "bench: soak, tether events --turn (Codex Worker): $(commas "$COUNT") deltas, 1 ms apart" >&2
+echo "bench: soak, tether events --turn (Codex Worker): $(commas "$COUNT") deltas at $CODEX_RATE/s ($WARMUP s warm-up + $SOAK s)" >&2
 RESULT=$(python3 "$BENCH_DIR/soak.py" --expect "$COUNT" --warmup "$WARMUP" --until "\"token$((COUNT - 1)) \"" \
     --match '"part.delta"' --timeout $(((SOAK + WARMUP) * 2 + 120)) --csv "$OUT_DIR/soak-codex-worker.csv" \
     -- "$BIN" --config "$CONFIG" events --turn "$JOB" --follow -o jsonl) || true
