@@ -177,31 +177,42 @@ struct OpenCodeEventStream: Sendable {
     }
 
     /// What the stream could have missed: statuses, the running turns' messages, permissions.
+    /// Every REST read is done before the mapper sees any of it: the mapper remembers what it
+    /// has emitted, so a read that failed halfway (the server went away again) must leave it
+    /// untouched, or the next resync would take what was mapped and never sent as already sent.
     private func resync(_ state: inout State) async throws -> [Event] {
         let statuses = try await client.get("/session/status").object ?? [:]
         var sessions = Set(statuses.keys).union(state.mapper.sessionsWithOpenTurns)
         let awaited = state.sent && state.targetTurn == nil ? sendOnReady?.session : nil
         if let awaited { sessions.insert(awaited) }
         if let only = request.session { sessions = sessions.intersection([only]) }
-        var events: [Event] = []
+        var snapshots: [(session: String, messages: [JSONValue])] = []
         for session in sessions.sorted() {
-            let busy = OpenCodeBackend.status(statuses[session]) != .idle
-            events += try await reconcileSession(session, busy: busy, &state,
-                                                 adopting: session == awaited ? state.knownUserMessages : nil)
+            if let messages = try await messages(of: session) { snapshots.append((session, messages)) }
         }
         let permissions = try await client.get("/permission").array ?? []
+
+        var events: [Event] = []
+        for (session, messages) in snapshots {
+            let busy = OpenCodeBackend.status(statuses[session]) != .idle
+            events += state.mapper.reconcile(session: session, messages: messages, busy: busy,
+                                             adoptingAnyUserMessageBut: session == awaited ? state.knownUserMessages : nil)
+        }
         events += state.mapper.reconcile(permissions: permissions, sessions: request.session.map { [$0] })
         return events
     }
 
-    private func reconcileSession(_ session: String, busy: Bool, _ state: inout State,
-                                  adopting known: Set<String>? = nil) async throws -> [Event] {
-        let messages: [JSONValue]
+    private func reconcileSession(_ session: String, busy: Bool, _ state: inout State) async throws -> [Event] {
+        guard let messages = try await messages(of: session) else { return [] }
+        return state.mapper.reconcile(session: session, messages: messages, busy: busy)
+    }
+
+    /// `GET /session/{id}/message`, oldest first; nil when the session is gone.
+    private func messages(of session: String) async throws -> [JSONValue]? {
         do {
-            messages = try await client.get("/session/\(OpenCodeBackend.escape(session))/message").array ?? []
+            return try await client.get("/session/\(OpenCodeBackend.escape(session))/message").array ?? []
         } catch let error as TetherError where error.code == .notFound {
-            return []
+            return nil
         }
-        return state.mapper.reconcile(session: session, messages: messages, busy: busy, adoptingAnyUserMessageBut: known)
     }
 }

@@ -45,24 +45,8 @@ import TetherCore
         }
         print("\nFault injection summary (\(Date()))\n" + FaultLedger.table(outcomes) + "\n")
         for outcome in outcomes where !outcome.passed {
-            let message = "\(outcome.scenario) × \(outcome.backend): \(outcome.problems.joined(separator: "; "))"
-            if Self.isKnownIntermittent(outcome) {
-                withKnownIssue("OpenCode × 20 restarts lost the user's part and a step once in ~6 runs: a resync race still open",
-                               isIntermittent: true) { Issue.record(Comment(rawValue: message)) }
-            } else {
-                Issue.record(Comment(rawValue: message))
-            }
+            Issue.record(Comment(rawValue: "\(outcome.scenario) × \(outcome.backend): \(outcome.problems.joined(separator: "; "))"))
         }
-    }
-
-    /// Seen once in about six runs and not yet explained: after a restart at the very start of
-    /// the turn, OpenCode's `part.completed` for the user's text and one step part never came
-    /// (the turn itself completed). Still printed as FAIL in the table when it happens; only a
-    /// loss of exactly those parts is excused.
-    static func isKnownIntermittent(_ outcome: FaultOutcome) -> Bool {
-        outcome.backend == "opencode" && outcome.scenario == FaultScenario.restarts.rawValue
-            && outcome.duplicated == 0 && outcome.exitStatus == 0 && outcome.problems.count == 1
-            && outcome.problems[0].hasPrefix("lost: ") && !outcome.problems[0].contains("| assistant |")
     }
 
     /// One cell: a fresh proxy with the scenario's fault, a profile through it, one turn.

@@ -29,4 +29,56 @@ import TetherSim
         // Nothing arrived over SSE but heartbeats: everything came from the REST polls.
         #expect(await simulator.openEventStreams() >= 0)
     }
+
+    /// The server goes away between two REST reads of a resync: the session's messages were read,
+    /// the permission list was not. Whatever the messages held must still be delivered by the next
+    /// resync — the turn's start, the user's text, every part — exactly once.
+    @Test func aResyncThatFailsHalfwayLosesNothing() async throws {
+        let simulator = OpenCodeSimulator(options: .init(heartbeatInterval: .milliseconds(100),
+                                                         faults: .init(heartbeatsOnly: true, failEverySecondPermissionList: true)))
+        let url = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let backend = OpenCodeBackend(
+            configuration: .init(baseURL: url.absoluteString, password: nil, directory: nil, profile: "t",
+                                 liveness: .seconds(5), pollInterval: .milliseconds(300),
+                                 reconnect: .init(backoff: [.milliseconds(50)], jitter: 0)),
+            logger: Logger(label: "test"))
+        let session = try await backend.createSession(SessionCreateRequest(title: "flaky"))
+        let events = try await Self.collect(backend.sendAndFollow(SendRequest(session: session.id, text: "say hello")),
+                                            within: .seconds(30))
+
+        let failed = await simulator.requests().count { $0.method == "GET" && $0.path == "/permission" }
+        #expect(failed >= 2, "the fault never fired: \(failed) permission reads")
+        #expect(events.count { $0.type == .turnStarted } == 1)
+        let done = try #require(events.last { $0.type == .turnCompleted }, "the turn never completed")
+        #expect(done.data["status"] == "completed")
+        let completed = events.filter { $0.type == .partCompleted }
+        #expect(completed.contains { $0.data["role"] == "user" && $0.data["text"] == "say hello" })
+        #expect(completed.contains { $0.data["role"] == "assistant" && !($0.data["text"]?.string ?? "").isEmpty })
+        #expect(Set(completed.compactMap(\.part)).count == completed.count, "a part completed twice")
+    }
+
+    /// The stream's events until it ends, or those so far once `limit` has passed (then the
+    /// stream is cancelled): a run that never ends fails its expectations instead of hanging.
+    static func collect(_ stream: AsyncThrowingStream<Event, any Error>, within limit: Duration) async throws -> [Event] {
+        try await withThrowingTaskGroup(of: [Event]?.self) { group in
+            group.addTask {
+                var events: [Event] = []
+                do {
+                    for try await event in stream { events.append(event) }
+                } catch is CancellationError {}
+                return events
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            var collected: [Event] = []
+            while let finished = try await group.next() {
+                if let events = finished { collected = events }
+                group.cancelAll()
+            }
+            return collected
+        }
+    }
 }

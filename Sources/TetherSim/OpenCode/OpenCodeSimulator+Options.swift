@@ -73,17 +73,23 @@ extension OpenCodeSimulator {
         public var dripBytes: Bool
         /// The delay between two dripped bytes.
         public var dripDelay: Duration
+        /// Every second `GET /permission` (the 2nd, 4th, …) answers 503, as a server going down
+        /// between a client's REST reads would: the last read of a resync fails after the others
+        /// succeeded.
+        public var failEverySecondPermissionList: Bool
 
         public init(
             dropStreamMidTurn: Bool = false,
             heartbeatsOnly: Bool = false,
             dripBytes: Bool = false,
-            dripDelay: Duration = .microseconds(200)
+            dripDelay: Duration = .microseconds(200),
+            failEverySecondPermissionList: Bool = false
         ) {
             self.dropStreamMidTurn = dropStreamMidTurn
             self.heartbeatsOnly = heartbeatsOnly
             self.dripBytes = dripBytes
             self.dripDelay = dripDelay
+            self.failEverySecondPermissionList = failEverySecondPermissionList
         }
     }
 }

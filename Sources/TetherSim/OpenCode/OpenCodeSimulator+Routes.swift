@@ -96,6 +96,11 @@ struct OpenCodeRoutes: Sendable {
             return await legacyPermissionResponse(sessionID: ids[0], requestID: ids[1], request)
         }
         if on("GET", "permission") != nil {
+            if options.faults.failEverySecondPermissionList,
+               log.all.count(where: { $0.method == "GET" && $0.path == "/permission" }).isMultiple(of: 2) {
+                return SSEResponse.json(["name": "UnknownError", "data": ["message": "fault: server going down"]],
+                                        status: SSEResponse.status(503))
+            }
             return SSEResponse.json(.array(await state.permissionList(directory: directoryFilter(request))))
         }
         if let requestID = on("POST", "permission", "*", "reply")?.first, !options.legacy {
