@@ -5,6 +5,9 @@ import Foundation
 /// part and event IDs ascend (lexically sortable); session IDs descend, as the notes describe.
 final class OpenCodeIDs: Sendable {
     private let last = Locked<UInt64>(0)
+    /// SplitMix64, seeded once from the system: a flood names ~100,000 events a second, and a
+    /// system random draw per character made the simulator, not the client, the bottleneck.
+    private let random = Locked<UInt64>(UInt64.random(in: .min ... .max))
     private static let base62 = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
     func ascending(_ prefix: String) -> String {
@@ -34,7 +37,25 @@ final class OpenCodeIDs: Sendable {
     }
 
     private func randomTail() -> String {
-        String((0..<14).map { _ in Self.base62.randomElement()! })
+        let draws = random.withLock { state in (Self.splitMix(&state), Self.splitMix(&state)) }
+        var value = draws.0
+        var tail = ""
+        tail.reserveCapacity(14)
+        for index in 0..<14 {
+            // 7 characters from each 64-bit draw (62^7 < 2^42).
+            if index == 7 { value = draws.1 }
+            tail.append(Self.base62[Int(value % 62)])
+            value /= 62
+        }
+        return tail
+    }
+
+    private static func splitMix(_ state: inout UInt64) -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
 

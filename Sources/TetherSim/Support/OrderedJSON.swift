@@ -143,6 +143,12 @@ extension OrderedJSON {
 
     private static func writeString(_ value: String, to out: inout String) {
         out += "\""
+        // Most strings need no escape: copy them whole. (0xE2 leads U+2028/U+2029.)
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0xE2 }) {
+            out += value
+            out += "\""
+            return
+        }
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
