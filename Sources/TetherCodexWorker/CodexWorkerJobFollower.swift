@@ -5,8 +5,12 @@ import TetherNet
 
 /// Follows one job's event stream to its `job.finished`. The worker never closes the stream,
 /// so the follower does; it resumes after a drop with `cursor=<last seq>` (the worker ignores
-/// Last-Event-ID) and drops duplicates by seq; when the worker has trimmed what it needs
-/// (`409 CURSOR_EXPIRED`) it says how many events were lost and goes on from what is retained.
+/// Last-Event-ID) and drops duplicates by seq. When the worker has trimmed what it needs
+/// (`409 CURSOR_EXPIRED`) it reconnects without a cursor — every retained event, then live —
+/// and reports the seqs between the last one it had and the first one it got as lost. (Asking
+/// for `firstSeq` first and then resuming from it races the trimming: on a busy job the events
+/// were trimmed again by the time the request came, and the follower lost a few hundred events
+/// at a time until the job ended.)
 struct CodexWorkerJobFollower: Sendable {
     let backend: CodexWorkerBackend
     let job: String
@@ -32,12 +36,15 @@ struct CodexWorkerJobFollower: Sendable {
             return
         }
 
+        // nil after a 409: from the first retained event.
+        var resumeAfter: Int64? = cursor
         while !Task.isCancelled {
-            let start = cursor
+            let start = resumeAfter.map(String.init)
             let source = EventSource(client: client.http, configuration: .init(
                 makeRequest: { [client, job] lastEventID in
-                    HTTPRequest(.get, client.url("/v1/jobs/\(job)/events?cursor=\(lastEventID ?? String(start))"),
-                                headers: [("Accept", "text/event-stream")], authorization: client.authorization)
+                    let query = (lastEventID ?? start).map { "?cursor=\($0)" } ?? ""
+                    return HTTPRequest(.get, client.url("/v1/jobs/\(job)/events\(query)"),
+                                       headers: [("Accept", "text/event-stream")], authorization: client.authorization)
                 },
                 liveness: backend.configuration.liveness,
                 policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
@@ -58,8 +65,11 @@ struct CodexWorkerJobFollower: Sendable {
                             backend.logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
                             continue
                         }
+                        if let seq = envelope["seq"]?.int {
+                            try await reportGap(after: cursor, before: seq, emit: emit)
+                            cursor = max(cursor, seq)
+                        }
                         for event in mapper.map(envelope) { try await emit(event) }
-                        if let seq = envelope["seq"]?.int { cursor = max(cursor, seq) }
                         if envelope["type"]?.string == "job.finished" { return }
                     }
                 }
@@ -69,7 +79,7 @@ struct CodexWorkerJobFollower: Sendable {
                 let code = (try? JSONParser.parse(error.body))?["error"]?["code"]?.string
                 switch (error.status, code) {
                 case (409?, "CURSOR_EXPIRED"?):
-                    cursor = try await recoverExpiredCursor(after: cursor, emit: emit)
+                    resumeAfter = nil
                 case (404?, _):
                     try await emit(.error(TetherError(.eventsLost, "job \(job) is gone from the Codex Worker (404 \(code ?? "JOB_NOT_FOUND")): it was restarted and kept nothing after seq \(cursor)",
                                             hint: "thread history survives: tether history \(thread ?? "THREAD")"),
@@ -84,27 +94,36 @@ struct CodexWorkerJobFollower: Sendable {
         }
     }
 
-    /// The events we need were trimmed: report exactly how many are lost, then continue from
-    /// the first one the worker still has.
-    private func recoverExpiredCursor(after cursor: Int64, emit: (Event) async throws -> Void) async throws -> Int64 {
-        let retained = try await backend.api("reading job \(job)") { try await client.get("/v1/jobs/\(job)/events") }
-        let firstSeq = retained["firstSeq"]?.int ?? (cursor + 1)
-        let lost = max(0, firstSeq - (cursor + 1))
-        try await emit(.error(TetherError(.eventsLost, "\(lost) events of job \(job) were lost (seq \(cursor + 1)…\(firstSeq - 1)): the Codex Worker no longer keeps them (409 CURSOR_EXPIRED)",
+    /// Events between `cursor` (the last seq we have) and `seq` (the one that arrived) were
+    /// trimmed before we could read them: say exactly which.
+    private func reportGap(after cursor: Int64, before seq: Int64, emit: (Event) async throws -> Void) async throws {
+        guard seq > cursor + 1 else { return }
+        try await emit(.error(TetherError(.eventsLost, "\(seq - cursor - 1) events of job \(job) were lost (seq \(cursor + 1)…\(seq - 1)): the Codex Worker no longer keeps them (409 CURSOR_EXPIRED)",
                                 hint: "the job's final state still arrives; tether history shows the thread's messages"),
                     session: thread, turn: job))
-        return firstSeq - 1
     }
 
+    /// The job's events after `cursor` as one JSON page; from the first retained one when the
+    /// worker no longer has them all (a job that replays here is terminal: nothing is trimmed
+    /// while we read).
     private func replay(after cursor: Int64, mapper: inout CodexWorkerEventMapper, emit: (Event) async throws -> Void) async throws {
+        let page: JSONValue
         do {
-            let page = try await client.get("/v1/jobs/\(job)/events?cursor=\(cursor)")
-            for envelope in page["data"]?.array ?? [] { for event in mapper.map(envelope) { try await emit(event) } }
-        } catch let error as CodexWorkerClient.APIError where error.code == "CURSOR_EXPIRED" {
-            let next = try await recoverExpiredCursor(after: cursor, emit: emit)
-            try await replay(after: next, mapper: &mapper, emit: emit)
+            do {
+                page = try await client.get("/v1/jobs/\(job)/events?cursor=\(cursor)")
+            } catch let error as CodexWorkerClient.APIError where error.code == "CURSOR_EXPIRED" {
+                page = try await client.get("/v1/jobs/\(job)/events")
+            }
         } catch let error as CodexWorkerClient.APIError {
             throw client.tetherError(error, doing: "reading job \(job)")
+        }
+        var last = cursor
+        for envelope in page["data"]?.array ?? [] {
+            if let seq = envelope["seq"]?.int {
+                try await reportGap(after: last, before: seq, emit: emit)
+                last = max(last, seq)
+            }
+            for event in mapper.map(envelope) { try await emit(event) }
         }
     }
 }

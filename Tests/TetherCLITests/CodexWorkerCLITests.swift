@@ -21,9 +21,7 @@ import TetherSim
             token = { env = "WORKER_TEST_TOKEN" }
             """)
         let global = ["--config", config.path, "-p", "w"]
-        let created = try await TetherProcess.run(["sessions", "create", "--title", "e2e"] + global, environment: env)
-        #expect(created.status == 0, "\(created.stderr)")
-        let thread = try #require(try created.events().first?.session)
+        let thread = try await TetherProcess.createSession(global, environment: env, title: "e2e")
         try await body(simulator, global, thread)
     }
 
@@ -131,6 +129,38 @@ import TetherSim
             let loss = try #require(events.first { $0.type == .error })
             #expect(loss.data["code"] == "events_lost")
             #expect(loss.data["message"]?.string?.contains("were lost") == true)
+            #expect(events.last?.type == .turnCompleted)
+        }
+    }
+
+    /// Joining a busy job late: the worker keeps 10 events and appends 5,000 a second, faster
+    /// than any "read firstSeq, then resume from it" round trip. What was trimmed is reported
+    /// once, exactly, and everything after it arrives.
+    @Test func joiningABusyJobLateLosesOnlyWhatWasTrimmedBeforeTheJoin() async throws {
+        try await withWorker(.init(token: "t0ken", retention: 10, pacing: .microseconds(200))) { _, global, thread in
+            let started = try await TetherProcess.run(["send", thread, "long 3000"] + global, environment: env)
+            #expect(started.status == 0, "\(started.stderr)")
+            let job = try #require(try started.events().compactMap(\.turn).first, "\(started.stdout)")
+            try await Task.sleep(for: .milliseconds(100))
+            let follow = try await TetherProcess.run(["events", "--turn", job, "--follow"] + global, environment: env, timeout: .seconds(60))
+            #expect(follow.status == 0, "\(follow.stderr)")
+            let events = try follow.events()
+            let losses = events.filter { $0.type == .error }
+            #expect(losses.count == 1, "\(losses.map { $0.data["message"]?.string ?? "" })")
+            let message = losses.first?.data["message"]?.string ?? ""
+            #expect(losses.first?.data["code"] == "events_lost")
+            // "N events of job J were lost (seq 0…N-1)": the next event is seq N, and from there
+            // on nothing is missing — the reply's deltas run without a gap to the last one.
+            let count = Int(message.prefix { $0.isNumber })
+            let lost = try #require(count, "\(message)")
+            #expect(message.contains("(seq 0…\(lost - 1))"))
+            let firstCursor = events.first { $0.cursor != nil }?.cursor
+            #expect(firstCursor == "\(job):\(lost)")
+            let tokens = events.filter { $0.type == .partDelta }.compactMap { $0.data["delta"]?.string }
+            let firstToken = tokens.first.flatMap { Int($0.dropFirst("token".count).dropLast()) }
+            let first = try #require(firstToken, "\(tokens.prefix(3))")
+            let expected = (first..<3000).map { "token\($0) " }
+            #expect(tokens == expected, "\(tokens.count) deltas from token\(first)")
             #expect(events.last?.type == .turnCompleted)
         }
     }
