@@ -37,9 +37,7 @@ import TetherSim
     }
 
     func session(_ global: [String], env: [String: String]? = nil) async throws -> String {
-        let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env ?? self.env)
-        #expect(created.status == 0, "\(created.stderr)")
-        return try #require(try created.events().first?.session)
+        try await TetherProcess.createSession(global, environment: env ?? self.env)
     }
 
     func runApproval(_ global: [String], decision: [String], prompt: String = "run the tests") async throws -> TetherProcess.Result {

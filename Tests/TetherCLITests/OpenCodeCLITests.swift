@@ -30,9 +30,7 @@ import TetherSim
     }
 
     func createSession(_ global: [String], env: [String: String]) async throws -> String {
-        let created = try await TetherProcess.run(["sessions", "create", "--title", "e2e"] + global, environment: env)
-        #expect(created.status == 0, "\(created.stderr)")
-        return try #require(try created.events().first?.session)
+        try await TetherProcess.createSession(global, environment: env, title: "e2e")
     }
 
     @Test func sendStreamApproveComplete() async throws {

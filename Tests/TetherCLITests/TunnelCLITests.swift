@@ -8,35 +8,16 @@ import TetherSim
 /// Profiles with `tunnel = NAME`, through a real OpenSSH sshd on loopback: the backends are
 /// reached only through libssh2 direct-tcpip channels.
 @Suite(.serialized) struct TunnelCLITests {
-    struct Setup {
-        let server: SSHServerFixture
-        let key: String
-        let knownHosts: String
-    }
+    typealias Setup = SSHTunnelEndpoint
 
     func withSSHServer(trusted: Bool = true, _ body: (Setup) async throws -> Void) async throws {
-        let server = try SSHServerFixture()
-        let directory = try TestFiles.makeTemporaryDirectory("client")
-        let key = directory + "/id_ed25519"
-        try Tools.generateKey(type: "ed25519", at: key)
-        try server.authorize(publicKeyOf: key)
-        try server.start()
-        defer { server.stop() }
-        let knownHosts = directory + "/known_hosts"
-        try (trusted ? try server.knownHostsLine() + "\n" : "").write(toFile: knownHosts, atomically: true, encoding: .utf8)
-        try await body(Setup(server: server, key: key, knownHosts: knownHosts))
+        let setup = try SSHTunnelEndpoint(trusted: trusted)
+        defer { setup.server.stop() }
+        try await body(setup)
     }
 
     func tunnelTable(_ setup: Setup, extra: String = "") -> String {
-        """
-        [tunnels.vps]
-        host = "127.0.0.1"
-        port = \(setup.server.port)
-        user = "root"
-        identity = "\(setup.key)"
-        known_hosts = "\(setup.knownHosts)"
-        \(extra)
-        """
+        setup.table(extra: extra)
     }
 
     /// An OpenCode simulator and a profile that reaches it only through the tunnel.
@@ -59,9 +40,7 @@ import TetherSim
 
     /// Creates a session, then starts `send --follow` and returns it with the approval's id.
     func startApprovalTurn(_ prompt: String, _ global: [String], _ env: [String: String]) async throws -> (TetherProcess, String) {
-        let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env)
-        #expect(created.status == 0, "\(created.stderr)")
-        let session = try #require(try created.events().first?.session)
+        let session = try await TetherProcess.createSession(global, environment: env)
         let send = try TetherProcess(["send", session, prompt, "--follow"] + global, environment: env)
         let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
         return (send, id)
@@ -166,9 +145,7 @@ import TetherSim
                 """)
             let global = ["--config", config.path]
             let env = ["CM_T": "t"]
-            let created = try await TetherProcess.run(["sessions", "create"] + global, environment: env)
-            #expect(created.status == 0, "\(created.stderr)")
-            let session = try #require(try created.events().first?.session)
+            let session = try await TetherProcess.createSession(global, environment: env)
             let result = try await TetherProcess.run(["send", session, "tell me something", "--follow"] + global, environment: env)
             #expect(result.status == 0, "\(result.stderr)")
             let (send, id) = try await startApprovalTurn("run the tests", global, env)

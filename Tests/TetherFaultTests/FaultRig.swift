@@ -48,11 +48,7 @@ extension FaultRig {
 
     /// `sessions create` through the proxied profile; returns the new session's id.
     func createSession(_ global: [String]) async throws -> String {
-        let created = try await TetherProcess.run(["sessions", "create"] + global, environment: environment)
-        guard created.status == 0, let session = try created.events().first?.session else {
-            throw FaultHarnessError("\(name): sessions create exited \(created.status): \(created.stderr)")
-        }
-        return session
+        try await TetherProcess.createSession(global, environment: environment)
     }
 }
 

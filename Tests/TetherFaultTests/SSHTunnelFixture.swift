@@ -3,27 +3,12 @@ import Foundation
 
 /// A real sshd on loopback with a client key and known_hosts, for profiles with `tunnel = "vps"`.
 struct SSHTunnelFixture {
-    let server: SSHServerFixture
-    let tunnelTable: String
+    let endpoint: SSHTunnelEndpoint
+    var server: SSHServerFixture { endpoint.server }
+    var tunnelTable: String { endpoint.table(extra: "keepalive = 1") }
 
     init() throws {
-        server = try SSHServerFixture()
-        let directory = try TestFiles.makeTemporaryDirectory("fault-client")
-        let key = directory + "/id_ed25519"
-        try Tools.generateKey(type: "ed25519", at: key)
-        try server.authorize(publicKeyOf: key)
-        try server.start()
-        let knownHosts = directory + "/known_hosts"
-        try (try server.knownHostsLine() + "\n").write(toFile: knownHosts, atomically: true, encoding: .utf8)
-        tunnelTable = """
-            [tunnels.vps]
-            host = "127.0.0.1"
-            port = \(server.port)
-            user = "root"
-            identity = "\(key)"
-            known_hosts = "\(knownHosts)"
-            keepalive = 1
-            """
+        endpoint = try SSHTunnelEndpoint(label: "fault-client")
     }
 
     /// Kills sshd (and its sessions) and starts it again each time the run has printed more,

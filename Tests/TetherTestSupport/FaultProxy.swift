@@ -1,4 +1,5 @@
 import Foundation
+import TetherCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -222,7 +223,7 @@ final class FaultProxy: @unchecked Sendable {
                 case .drip(let delay):
                     guard Link.sendAll(link.client, buffer[position...position]) else { link.reset(); return }
                     flushed = position + 1
-                    if delay > .zero { Thread.sleep(forTimeInterval: Self.seconds(delay)) }
+                    if delay > .zero { Thread.sleep(forTimeInterval: delay.inSeconds) }
                 case .stall(let afterFrames, let duration):
                     guard mark == .frameEnd, tracker.frames == afterFrames else { break }
                     let first = lock.withLock { () -> Bool in
@@ -233,7 +234,7 @@ final class FaultProxy: @unchecked Sendable {
                     if first {
                         guard Link.sendAll(link.client, buffer[flushed...position]) else { link.reset(); return }
                         flushed = position + 1
-                        Thread.sleep(forTimeInterval: Self.seconds(duration))
+                        Thread.sleep(forTimeInterval: duration.inSeconds)
                     }
                 case .cutAtEveryByte(let afterFrames, let cuts):
                     guard index < cuts, tracker.frames >= afterFrames else { break }
@@ -274,11 +275,6 @@ final class FaultProxy: @unchecked Sendable {
         _ = Link.sendAll(link.client, last)
         lock.withLock { statistics.cuts += 1 }
         link.reset()
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     // MARK: - Sockets

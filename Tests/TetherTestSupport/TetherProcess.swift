@@ -176,3 +176,18 @@ struct TemporaryConfig {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
     }
 }
+
+extension TetherProcess {
+    struct CommandFailed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// `tether sessions create` with `global` (and `--title`): the new session's id.
+    static func createSession(_ global: [String], environment: [String: String] = [:], title: String? = nil) async throws -> String {
+        let created = try await run(["sessions", "create"] + (title.map { ["--title", $0] } ?? []) + global, environment: environment)
+        guard created.status == 0, let session = try created.events().first?.session else {
+            throw CommandFailed(description: "sessions create exited \(created.status): \(created.stderr)")
+        }
+        return session
+    }
+}
