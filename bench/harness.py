@@ -8,16 +8,7 @@ the point. The command is killed once the marker is read (servers here never clo
 """
 import json, os, signal, subprocess, sys, threading, time
 
-from rows import raise_timeout
-
-def rss_kb(pid):
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
+from rows import raise_timeout, rss_kb
 
 def main():
     args = sys.argv[1:]

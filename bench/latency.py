@@ -33,27 +33,12 @@ def main():
     fd = process.stdout.fileno()
     latencies = []
     seen = lines = 0
-    partial = b""
-    deadline = time.monotonic() + timeout
     os.set_blocking(fd, True)
     signal.signal(signal.SIGALRM, rows.raise_timeout)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        while seen < expect and time.monotonic() < deadline:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except TimeoutError:  # the command hung: report what arrived
-                break
-            arrived = time.time_ns()
-            if not chunk:
-                break
-            data = partial + chunk
-            end = data.rfind(b"\n")
-            if end < 0:
-                partial = data
-                continue
-            partial = data[end + 1:]
-            for line in data[:end].split(b"\n"):
+        for arrived, chunk_lines in rows.line_chunks(fd):
+            for line in chunk_lines:
                 lines += 1
                 match = STAMP.search(line)
                 if not match:
@@ -61,6 +46,8 @@ def main():
                 seen += 1
                 if seen > warmup:
                     latencies.append(arrived - int(match.group(1)))
+            if seen >= expect:
+                break
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         process.kill()

@@ -7,7 +7,7 @@ wants more than the table). `table.py` renders the rows. Used as a module by the
 and from bash as `rows.py add BENCHMARK TETHER BASELINE RESULT TARGET MET [NOTES]` (MET: yes, no
 or -).
 """
-import json, math, os, sys
+import json, math, os, sys, time
 
 OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 ROWS = os.environ.get("BENCH_ROWS", os.path.join(OUT_DIR, "rows.jsonl"))
@@ -29,6 +29,27 @@ def add(benchmark, tether, baseline, result, target, met, notes="", raw=None):
 def raise_timeout(*_):
     """A SIGALRM handler: a blocked read is only interrupted by a handler that raises (PEP 475)."""
     raise TimeoutError
+
+
+def line_chunks(fd):
+    """Reads `fd` until EOF, or until a SIGALRM (see raise_timeout) interrupts a read, and yields
+    (arrival time in ns, the complete lines of that read). A line split across reads is joined."""
+    partial = b""
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except TimeoutError:  # the command hung: report what arrived
+            return
+        arrived = time.time_ns()
+        if not chunk:
+            return
+        data = partial + chunk
+        end = data.rfind(b"\n")
+        if end < 0:
+            partial = data
+            continue
+        partial = data[end + 1:]
+        yield arrived, data[:end].split(b"\n")
 
 
 def percentile(sorted_values, q):

@@ -47,26 +47,12 @@ def main():
     signal.signal(signal.SIGALRM, rows.raise_timeout)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     fd = process.stdout.fileno()
-    partial = b""
     latencies = []
     found = False
     finished_at = None
     try:
-        while not found:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except TimeoutError:  # the command hung: report what arrived
-                break
-            arrived = time.time_ns()
-            if not chunk:
-                break
-            data = partial + chunk
-            end = data.rfind(b"\n")
-            if end < 0:
-                partial = data
-                continue
-            partial = data[end + 1:]
-            for line in data[:end].split(b"\n"):
+        for arrived, chunk_lines in rows.line_chunks(fd):
+            for line in chunk_lines:
                 state["lines"] += 1
                 if match_events.search(line):
                     if state["first"] is None:
@@ -78,6 +64,8 @@ def main():
                 if marker in line:
                     found = True
                     finished_at = time.monotonic() - start
+            if found:
+                break
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         done.set()

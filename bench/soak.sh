@@ -6,7 +6,9 @@
 #     SOAK_WARMUP (10) + SOAK_SECONDS (300) s from the OpenCode simulator's paced flood.
 #   - Codex Worker (SOAK_CODEX_WORKER=1, the default): `tether events --turn JOB --follow` on a
 #     live job of SOAK_CODEX_RATE (SOAK_RATE) × (warm-up + SOAK_SECONDS) deltas, which the
-#     simulator spaces 1/rate apart on average (`--pacing`, fractional milliseconds).
+#     simulator spaces 1/rate apart on average (`--pacing`, fractional milliseconds). The job is
+#     started before tether connects, so the simulator keeps 100,000 events (20 s at 5,000/s)
+#     for tether to replay from the start, however slowly it starts.
 # The samples go to bench/out/soak-opencode.csv and soak-codex-worker.csv.
 source "$(dirname "$0")/lib.sh"
 RATE=${SOAK_RATE:-5000}
@@ -32,7 +34,7 @@ python3 "$BENCH_DIR/soak.py" row \
 [ "${SOAK_CODEX_WORKER:-1}" = 1 ] || exit 0
 CODEX_RATE=${SOAK_CODEX_RATE:-$RATE}
 COUNT=$((CODEX_RATE * (SOAK + WARMUP)))
-SIM_PACING=$(python3 -c 'import sys; print(1000 / int(sys.argv[1]))' "$CODEX_RATE") start_sim codex-worker
+SIM_PACING=$(python3 -c 'import sys; print(1000 / int(sys.argv[1]))' "$CODEX_RATE") start_sim codex-worker --retention 100000
 THREAD=$(curl -s -X POST "$SIM_URL/v1/threads" -d '{}' | jq -r .thread.threadId)
 JOB=$(curl -s -X POST "$SIM_URL/v1/threads/$THREAD/turns" -d "{\"text\":\"long $COUNT\"}" | jq -r .jobId)
 CONFIG="$OUT_DIR/codex-worker-soak.toml"
