@@ -118,14 +118,29 @@ public struct CodexWorkerBackend: Backend {
 
     // MARK: History
 
-    /// Every envelope of a thread's history, paged (`GET /v1/threads/{id}/events`).
+    /// Every envelope of a thread's history, paged (`GET /v1/threads/{id}/events`). The list can
+    /// shrink between two pages — an active job is listed with all its retained events, a finished
+    /// one as a few synthesized ones — and a cursor past the new end is `409
+    /// THREAD_CURSOR_EXPIRED`: then the history is read again from the start.
     func threadEnvelopes(_ thread: String) async throws -> [JSONValue] {
+        var attempt = 1
+        while true {
+            do {
+                return try await threadEnvelopesOnce(thread)
+            } catch let error as CodexWorkerClient.APIError where error.code == "THREAD_CURSOR_EXPIRED" && attempt < 3 {
+                attempt += 1
+                logger.debug("the thread's history changed while it was read; reading it again", metadata: ["thread": "\(thread)"])
+            } catch let error as CodexWorkerClient.APIError {
+                throw client.tetherError(error, doing: "reading the history of thread \(thread)")
+            }
+        }
+    }
+
+    private func threadEnvelopesOnce(_ thread: String) async throws -> [JSONValue] {
         var envelopes: [JSONValue] = []
         var cursor: Int64 = -1
         while true {
-            let page = try await api("reading the history of thread \(thread)") {
-                try await client.get("/v1/threads/\(thread)/events?cursor=\(cursor)&limit=200")
-            }
+            let page = try await client.get("/v1/threads/\(thread)/events?cursor=\(cursor)&limit=200")
             let data = page["data"]?.array ?? []
             envelopes += data
             guard page["hasMore"]?.bool == true, let next = page["nextCursor"]?.int, next > cursor, !data.isEmpty else { break }

@@ -208,4 +208,23 @@ import TetherSim
             #expect(try limited.events().filter { $0.type == .turnCompleted }.count == 3)
         }
     }
+
+    /// A running job is in its thread's history with every retained event; when it ends they
+    /// collapse into a few items, and a reader between two pages gets 409 THREAD_CURSOR_EXPIRED.
+    /// The history is then read again from the start instead of failing.
+    @Test func aHistoryThatShrinksWhileItIsReadIsReadAgain() async throws {
+        let options = CodexWorkerSimulator.Options(token: "t0ken", retention: 5000, pacing: .milliseconds(1), historyShrinksOnce: true)
+        try await withWorker(options) { simulator, global, thread in
+            let started = try await TetherProcess.run(["send", thread, "long 20000"] + global, environment: env)
+            #expect(started.status == 0, "\(started.stderr)")
+            // Past one 200-event page of history.
+            try await Task.sleep(for: .seconds(1))
+            let history = try await TetherProcess.run(["history", thread] + global, environment: env)
+            #expect(history.status == 0, "\(history.stderr)")
+            let expired = simulator.requestLog.filter { $0.status == 409 && $0.path.hasSuffix("/events") }
+            #expect(expired.count == 1, "the fault did not fire: \(expired.count) 409s")
+            let prompt = try history.events().first { $0.type == .partCompleted && $0.data["role"] == "user" }
+            #expect(prompt?.data["text"] == "long 20000")
+        }
+    }
 }

@@ -13,11 +13,16 @@ extension CodexWorkerSimulator {
         init(type: String, ts: String, jobId: String, seq: Int, payload: JSON) {
             self.type = type
             self.seq = seq
-            self.json = .object([
+            self.json = Self.json(type: type, ts: ts, jobId: jobId, seq: seq, payload: payload)
+            self.sseFrame = Array("id: \(seq)\nevent: \(type)\ndata: \(json.serialized)\n\n".utf8)
+        }
+
+        /// The envelope's JSON alone (thread history synthesizes these and never streams them).
+        static func json(type: String, ts: String, jobId: String, seq: Int, payload: JSON) -> JSON {
+            .object([
                 ("type", .string(type)), ("ts", .string(ts)), ("jobId", .string(jobId)),
                 ("seq", .int(seq)), ("payload", payload),
             ])
-            self.sseFrame = Array("id: \(seq)\nevent: \(type)\ndata: \(json.serialized)\n\n".utf8)
         }
     }
 

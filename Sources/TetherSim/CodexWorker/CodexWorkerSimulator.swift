@@ -33,6 +33,10 @@ public final class CodexWorkerSimulator: Sendable {
         /// With `dropStreamAfter`: false (default) cuts only the first SSE connection of each job, so a
         /// client that resumes with `?cursor=` then reads to the end; true cuts every connection.
         public var dropStreamRepeats: Bool
+        /// Fault: the first history page asked for past the start (`cursor` > -1) answers 409
+        /// `THREAD_CURSOR_EXPIRED`, as the real worker does when an active job's retained events
+        /// collapse into a few history items between two pages.
+        public var historyShrinksOnce: Bool
 
         public init(
             token: String? = nil,
@@ -41,7 +45,8 @@ public final class CodexWorkerSimulator: Sendable {
             pingInterval: Duration = .seconds(15),
             pacing: Duration = .zero,
             dropStreamAfter: Int? = nil,
-            dropStreamRepeats: Bool = false
+            dropStreamRepeats: Bool = false,
+            historyShrinksOnce: Bool = false
         ) {
             self.token = token
             self.projects = projects
@@ -50,6 +55,7 @@ public final class CodexWorkerSimulator: Sendable {
             self.pacing = pacing
             self.dropStreamAfter = dropStreamAfter
             self.dropStreamRepeats = dropStreamRepeats
+            self.historyShrinksOnce = historyShrinksOnce
         }
     }
 

@@ -19,6 +19,8 @@ extension CodexWorkerSimulator {
         private var runners: [String: Task<Void, Never>] = [:]
         private var requests: [RecordedRequest] = []
         private var nextSubscriberId = 0
+        /// `Options.historyShrinksOnce` has fired.
+        private var historyShrank = false
 
         init(options: Options, logger: Logger) {
             self.options = options
@@ -147,8 +149,12 @@ extension CodexWorkerSimulator {
                 }
                 limit = min(parsed, 1000)
             }
-            let all: [JSON] = locked { threads[threadId]?.history(jobs: jobs) ?? [] }
-            guard cursor < all.count || (all.isEmpty && cursor == -1) else {
+            let (all, shrinks): ([JSON], Bool) = locked {
+                let shrinks = options.historyShrinksOnce && cursor > -1 && !historyShrank
+                if shrinks { historyShrank = true }
+                return (threads[threadId]?.history(jobs: jobs) ?? [], shrinks)
+            }
+            guard !shrinks, cursor < all.count || (all.isEmpty && cursor == -1) else {
                 throw HTTPError(409, "THREAD_CURSOR_EXPIRED", "线程事件游标已失效 (cursor \(cursor) is beyond the \(all.count) history events)")
             }
             let start = cursor + 1

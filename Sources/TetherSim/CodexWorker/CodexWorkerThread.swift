@@ -83,7 +83,7 @@ extension CodexWorkerSimulator {
                 let jobId = turn.jobId.flatMap { jobs[$0] != nil ? $0 : nil } ?? "hist_\(id)_\(turn.id)"
                 var seq = 0
                 func add(_ type: String, _ ts: Date, _ payload: JSON) {
-                    out.append(Envelope(type: type, ts: Fixtures.iso(ts), jobId: jobId, seq: seq, payload: payload).json)
+                    out.append(Envelope.json(type: type, ts: Fixtures.iso(ts), jobId: jobId, seq: seq, payload: payload))
                     seq += 1
                 }
                 for message in turn.messages {
