@@ -16,19 +16,22 @@ SOAK=${SOAK_SECONDS:-300}
 WARMUP=${SOAK_WARMUP:-10}
 DURATION=$([ $((SOAK % 60)) = 0 ] && echo "$((SOAK / 60)) min" || echo "$SOAK s")
 
-# --- OpenCode.
-COUNT=$((RATE * (SOAK + WARMUP)))
-start_sim opencode --flood "$COUNT" --flood-rate "$RATE"
 trap stop_sim EXIT
-CONFIG="$OUT_DIR/opencode-soak.toml"
-printf '[profiles.bench]\nbackend = "opencode"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
-echo "bench: soak, tether events (OpenCode): $(commas "$COUNT") deltas at $RATE/s ($WARMUP s warm-up + $SOAK s)" >&2
-RESULT=$(python3 "$BENCH_DIR/soak.py" --expect "$COUNT" --warmup "$WARMUP" --until "token$((COUNT - 1)) " \
-    --timeout $((SOAK + WARMUP + 120)) --csv "$OUT_DIR/soak-opencode.csv" \
-    -- "$BIN" --config "$CONFIG" events --follow -o jsonl) || true
-stop_sim
-python3 "$BENCH_DIR/soak.py" row \
-    "steady-state memory, \`tether events --follow\` (OpenCode), $DURATION at $(commas "$RATE") deltas/s" "$RESULT"
+
+# --- OpenCode (SOAK_OPENCODE=1, the default).
+if [ "${SOAK_OPENCODE:-1}" = 1 ]; then
+    COUNT=$((RATE * (SOAK + WARMUP)))
+    start_sim opencode --flood "$COUNT" --flood-rate "$RATE"
+    CONFIG="$OUT_DIR/opencode-soak.toml"
+    printf '[profiles.bench]\nbackend = "opencode"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
+    echo "bench: soak, tether events (OpenCode): $(commas "$COUNT") deltas at $RATE/s ($WARMUP s warm-up + $SOAK s)" >&2
+    RESULT=$(python3 "$BENCH_DIR/soak.py" --expect "$COUNT" --warmup "$WARMUP" --until "token$((COUNT - 1)) " \
+        --timeout $((SOAK + WARMUP + 120)) --csv "$OUT_DIR/soak-opencode.csv" \
+        -- "$BIN" --config "$CONFIG" events --follow -o jsonl) || true
+    stop_sim
+    python3 "$BENCH_DIR/soak.py" row \
+        "steady-state memory, \`tether events --follow\` (OpenCode), $DURATION at $(commas "$RATE") deltas/s" "$RESULT"
+fi
 
 # --- Codex Worker.
 [ "${SOAK_CODEX_WORKER:-1}" = 1 ] || exit 0

@@ -6,7 +6,7 @@ extension CodexWorkerSimulator {
     ///
     /// | words in the prompt | script |
     /// |---|---|
-    /// | `long N` (N an integer) | a reply streamed as exactly N `item.agentMessage.delta` events |
+    /// | `long N` (N an integer, at most 5,000,000) | a reply streamed as exactly N `item.agentMessage.delta` events |
     /// | `fail` (or a word starting with it) | `error` event, `turn.completed` failed, FAILED |
     /// | `edit`, `file`, `patch` | a fileChange item that needs approval (`file_change`) |
     /// | `run`, `approve`, `command` | a commandExecution item that needs approval (`command_execution`) |
@@ -26,7 +26,7 @@ extension CodexWorkerSimulator {
         public static func choose(for prompt: String) -> Script {
             let words = prompt.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init)
             for (index, word) in words.enumerated() where word == "long" && index + 1 < words.count {
-                if let count = Int(words[index + 1]), count >= 0 { return .long(min(count, 1_000_000)) }
+                if let count = Int(words[index + 1]), count >= 0 { return .long(min(count, 5_000_000)) }
             }
             if words.contains(where: { $0.hasPrefix("fail") }) { return .fail }
             if words.contains(where: { ["edit", "file", "patch"].contains($0) }) { return .fileChangeApproval }
