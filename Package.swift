@@ -11,6 +11,14 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "tether", targets: ["tether"]),
+        // The layers the fuzz targets (Fuzz/, a package of its own) link: the transport and the
+        // adapters' wire decoders.
+        .library(name: "TetherCore", targets: ["TetherCore"]),
+        .library(name: "TetherNet", targets: ["TetherNet"]),
+        .library(name: "TetherOpenCode", targets: ["TetherOpenCode"]),
+        .library(name: "TetherCodexWorker", targets: ["TetherCodexWorker"]),
+        .library(name: "TetherCodexMonitor", targets: ["TetherCodexMonitor"]),
+        .library(name: "TetherNotification", targets: ["TetherNotification"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -3,13 +3,7 @@ import TetherCodexMonitor
 import TetherCore
 import TetherNet
 
-runFuzzer(testOneInput)
-
-@_cdecl("LLVMFuzzerTestOneInput")
-func testOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    fuzz(FuzzInput(data, count))
-    return 0
-}
+runFuzzer(fuzz)
 
 /// The CodexMonitor daemon's TCP stream as the adapter reads it: the payload is the byte
 /// stream, cut into chunks by the options byte, framed by `LineFramer` (with the backend's

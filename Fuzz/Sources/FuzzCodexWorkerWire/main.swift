@@ -2,13 +2,7 @@ import FuzzSupport
 import TetherCodexWorker
 import TetherCore
 
-runFuzzer(testOneInput)
-
-@_cdecl("LLVMFuzzerTestOneInput")
-func testOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    fuzz(FuzzInput(data, count))
-    return 0
-}
+runFuzzer(fuzz)
 
 /// The Codex Worker's job event stream as the adapter reads it: the payload is the SSE body of
 /// `/jobs/{id}/events`, cut into chunks by the options byte; each event's data goes through

@@ -1,14 +1,7 @@
 import FuzzSupport
 import TetherCore
 
-
-runFuzzer(testOneInput)
-
-@_cdecl("LLVMFuzzerTestOneInput")
-func testOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    fuzz(FuzzInput(data, count))
-    return 0
-}
+runFuzzer(fuzz)
 
 /// The JSON parser every adapter reads the wire with. Options: bit 0 limits nesting to 16
 /// instead of the default.

@@ -1,14 +1,7 @@
 import FuzzSupport
 import TetherNet
 
-
-runFuzzer(testOneInput)
-
-@_cdecl("LLVMFuzzerTestOneInput")
-func testOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    fuzz(FuzzInput(data, count))
-    return 0
-}
+runFuzzer(fuzz)
 
 /// The JSON-lines framer (CodexMonitor's TCP stream) against a reference model. Options: the
 /// line limit, 1 … 128 bytes (bits 0–6), or 1 MiB when bit 7 is set.

@@ -3,13 +3,7 @@ import TetherCore
 import TetherNet
 import TetherNotification
 
-runFuzzer(testOneInput)
-
-@_cdecl("LLVMFuzzerTestOneInput")
-func testOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    fuzz(FuzzInput(data, count))
-    return 0
-}
+runFuzzer(fuzz)
 
 /// The signaling relay's WebSocket as the notification backend reads it: the server's bytes,
 /// cut into chunks by the options byte and decoded by `WebSocketFrameDecoder`; each text

@@ -2,13 +2,7 @@ import FuzzSupport
 import TetherCore
 import TetherOpenCode
 
-runFuzzer(testOneInput)
-
-@_cdecl("LLVMFuzzerTestOneInput")
-func testOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    fuzz(FuzzInput(data, count))
-    return 0
-}
+runFuzzer(fuzz)
 
 /// OpenCode's event stream as the adapter reads it: the payload is the SSE body of
 /// `/global/event`, cut into chunks by the options byte; each event's data goes through

@@ -1,14 +1,7 @@
 import FuzzSupport
 import TetherNet
 
-
-runFuzzer(testOneInput)
-
-@_cdecl("LLVMFuzzerTestOneInput")
-func testOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    fuzz(FuzzInput(data, count))
-    return 0
-}
+runFuzzer(fuzz)
 
 /// The SSE decoder on hostile streams. Options: bit 0 reports comments; bit 1 uses a small line
 /// limit (1 … 64 bytes, from bits 2–7) instead of the default, so the oversized-line paths run.

@@ -7,12 +7,24 @@ import CLibFuzzer
 import TetherCore
 import TetherNet
 
+/// The running target's check (set once by `runFuzzer`, before libFuzzer calls in).
+nonisolated(unsafe) private var currentCheck: ((FuzzInput) -> Void)?
+
+/// libFuzzer's entry: one input to the running target's check. Exported under libFuzzer's name
+/// too, for the runtime's own references to it.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    currentCheck?(FuzzInput(data, count))
+    return 0
+}
+
 /// Runs libFuzzer (its usual command line: corpus directories, `-max_total_time=`, …) with
-/// `body` as the target, and exits with its status. `body` must not capture anything.
-public func runFuzzer(_ body: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> Never {
+/// `check` as the target, and exits with its status.
+public func runFuzzer(_ check: @escaping (FuzzInput) -> Void) -> Never {
+    currentCheck = check
     var argc = CommandLine.argc
     var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-    exit(LLVMFuzzerRunDriver(&argc, &argv, body))
+    exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzerTestOneInput))
 }
 
 /// One fuzz input, as every target reads it: the first byte chooses options (which target-

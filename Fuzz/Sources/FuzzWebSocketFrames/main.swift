@@ -1,14 +1,7 @@
 import FuzzSupport
 import TetherNet
 
-
-runFuzzer(testOneInput)
-
-@_cdecl("LLVMFuzzerTestOneInput")
-func testOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    fuzz(FuzzInput(data, count))
-    return 0
-}
+runFuzzer(fuzz)
 
 /// The WebSocket frame decoder (RFC 6455) on hostile byte streams. Options: bit 0 decodes as a
 /// server (frames must be masked) instead of a client; bits 1–3 pick the message size limit.
