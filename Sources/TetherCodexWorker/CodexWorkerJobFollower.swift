@@ -98,14 +98,16 @@ struct CodexWorkerJobFollower: Sendable {
     /// trimmed before we could read them: say exactly which.
     private func reportGap(after cursor: Int64, before seq: Int64, emit: (Event) async throws -> Void) async throws {
         guard seq > cursor + 1 else { return }
-        try await emit(.error(TetherError(.eventsLost, "\(seq - cursor - 1) events of job \(job) were lost (seq \(cursor + 1)…\(seq - 1)): the Codex Worker no longer keeps them (409 CURSOR_EXPIRED)",
+        let count = seq - cursor - 1
+        let seqs = count == 1 ? "seq \(cursor + 1)" : "seq \(cursor + 1)…\(seq - 1)"
+        try await emit(.error(TetherError(.eventsLost, "\(count) event\(count == 1 ? "" : "s") of job \(job) \(count == 1 ? "was" : "were") lost (\(seqs)): the Codex Worker no longer keeps them",
                                 hint: "the job's final state still arrives; tether history shows the thread's messages"),
                     session: thread, turn: job))
     }
 
     /// The job's events after `cursor` as one JSON page; from the first retained one when the
-    /// worker no longer has them all (a job that replays here is terminal: nothing is trimmed
-    /// while we read).
+    /// worker no longer has them all. The gap is worked out from the seqs the page holds, so it
+    /// is exact even for a job that is still running.
     private func replay(after cursor: Int64, mapper: inout CodexWorkerEventMapper, emit: (Event) async throws -> Void) async throws {
         let page: JSONValue
         do {
