@@ -8,7 +8,7 @@ import Testing
 struct SimulatorSupportTests {
     @Test("OrderedJSON strings read back exactly, escaped or copied whole", arguments: [
         "plain ascii", "", "quote \" and backslash \\", "tab\tnewline\nreturn\r", "bell \u{07} nul \u{00}",
-        "line sep \u{2028} para sep \u{2029}", "arrow → café 🚀", "\u{1F}", "→",
+        "line sep \u{2028} para sep \u{2029}", "arrow → café 🚀", "café 🚀 ünïcode", "\u{1F}", "→",
     ])
     func stringsRoundTrip(_ text: String) throws {
         let serialized = OrderedJSON.array([.string(text)]).serialized

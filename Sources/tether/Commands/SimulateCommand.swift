@@ -58,8 +58,8 @@ struct SimulateCommand: AsyncParsableCommand {
         if let floodRate, floodRate < 1 {
             throw ValidationError("--flood-rate takes a positive number of deltas per second")
         }
-        if !pacing.isFinite || pacing < 0 {
-            throw ValidationError("--pacing is milliseconds between events, 0 or more; got \(pacing)")
+        if !pacing.isFinite || pacing < 0 || pacing > 3_600_000 {
+            throw ValidationError("--pacing is milliseconds between events, from 0 to 3600000 (an hour); got \(pacing)")
         }
         if floodRate != nil, flood == nil {
             throw ValidationError("--flood-rate paces --flood: pass --flood N too")
