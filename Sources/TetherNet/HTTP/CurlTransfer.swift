@@ -28,12 +28,6 @@ final class CurlTransfer: @unchecked Sendable {
         func cancel() { cancelled.store(true, ordering: .relaxed) }
     }
 
-    private static let globalInit: Void = {
-        tether_ignore_sigpipe()
-        OpenSSLExitCleanup.disable()
-        curl_global_init(Int(CURL_GLOBAL_ALL))
-    }()
-
     let request: HTTPRequest
     let mode: Mode
     let control = Control()
@@ -67,7 +61,7 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: - The transfer's thread
 
     private func perform() -> Result<HTTPResponse, NetError> {
-        _ = Self.globalInit
+        CurlGlobal.initialize()
         guard let handle = curl_easy_init() else {
             return .failure(NetError(.other, url: request.url, detail: "libcurl could not create a handle"))
         }

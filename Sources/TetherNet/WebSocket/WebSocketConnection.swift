@@ -69,11 +69,6 @@ public final class WebSocketConnection: Sendable {
     /// Set when the task awaiting `connect` is cancelled; read by libcurl's progress callback.
     private let openCancelled = Atomic<Bool>(false)
 
-    private static let globalInit: Void = {
-        tether_ignore_sigpipe()
-        OpenSSLExitCleanup.disable()
-        curl_global_init(Int(CURL_GLOBAL_ALL))
-    }()
     private static let readChunk = 64 << 10
 
     /// Connects, runs the opening handshake and returns the open connection. Throws `NetError`:
@@ -312,7 +307,7 @@ public final class WebSocketConnection: Sendable {
     // MARK: - The I/O thread
 
     private func run() {
-        _ = Self.globalInit
+        CurlGlobal.initialize()
         var ending: End
         if let handle = curl_easy_init() {
             ending = open(handle)
