@@ -13,7 +13,8 @@ public struct OpenCodeBackend: Backend {
         /// Only events and sessions of this project directory (all when nil).
         public var directory: String?
         public var profile: String
-        /// Reconnect after this long without a byte (the server heartbeats every 10 s).
+        /// Reconnect after this long without a byte. Current servers heartbeat every 10 s, legacy
+        /// ones every 30 s: the default waits half a legacy interval more than that.
         public var liveness: Duration
         /// While a session is busy and the stream brings nothing but heartbeats for this long,
         /// poll REST (servers that stop delivering events: OpenCode issue #46733).
@@ -22,7 +23,7 @@ public struct OpenCodeBackend: Backend {
         public var reconnect: ReconnectPolicy.Configuration
 
         public init(baseURL: String, username: String = "opencode", password: String?, directory: String?, profile: String,
-                    liveness: Duration = .seconds(30), pollInterval: Duration = .seconds(10),
+                    liveness: Duration = .seconds(45), pollInterval: Duration = .seconds(10),
                     reconnect: ReconnectPolicy.Configuration = .init()) {
             self.baseURL = baseURL
             self.username = username
@@ -55,8 +56,10 @@ public struct OpenCodeBackend: Backend {
     public func check() async throws -> CheckReport {
         let health = try await client.get("/global/health", scoped: false)
         // Health may be open on some servers: a scoped read proves the credentials too.
-        _ = try await client.get("/session/status")
-        var details: JSONObject = ["healthy": health["healthy"] ?? .null]
+        _ = try await client.get("/session")
+        let generation = OpenCodeAPIGeneration(permissionList: try await client.getIfServed("/permission"))
+        logger.info("OpenCode API generation", metadata: ["api": "\(generation.rawValue)"])
+        var details: JSONObject = ["healthy": health["healthy"] ?? .null, "api": .string(generation.rawValue)]
         if let directory = configuration.directory { details["directory"] = .string(directory) }
         return CheckReport(endpoint: configuration.baseURL, reachable: true, authenticated: configuration.password != nil,
                            version: health["version"]?.string, details: details)
@@ -174,9 +177,12 @@ public struct OpenCodeBackend: Backend {
     // MARK: Approvals
 
     public func pendingApprovals(session: String?) async throws -> [Approval] {
-        let permissions = try await client.get("/permission").array ?? []
-        var approvals = permissions.compactMap { OpenCodeEventMapper.approval(fromPermission: $0, turn: nil) }
-        if let questions = try? await client.get("/question").array {
+        guard let permissions = try await client.getIfServed("/permission") else {
+            throw TetherError(.unsupported, "this OpenCode server (legacy API, no GET /permission) cannot list its pending permissions",
+                              hint: "they are announced as approval.requested by `tether events --follow`; answer one with `tether approve ID`")
+        }
+        var approvals = (permissions.array ?? []).compactMap { OpenCodeEventMapper.approval(fromPermission: $0, turn: nil) }
+        if let questions = try await client.getIfServed("/question")?.array {
             var mapper = OpenCodeEventMapper()
             for question in questions {
                 let events = mapper.map(OpenCodeWireEvent(type: "question.asked", properties: question, directory: nil, raw: question))

@@ -39,21 +39,39 @@ struct OpenCodeClient: Sendable {
     }
 
     func call(_ method: HTTPRequest.Method, _ path: String, body: JSONValue?, scoped: Bool = true) async throws -> JSONValue {
-        let url = url(path, scoped: scoped)
-        let request = HTTPRequest.json(method, url, body: body.map { $0.serialized } ?? (method == .get ? nil : "{}"),
-                                       authorization: authorization)
-        let response: HTTPResponse
-        do {
-            response = try await http.perform(request)
-        } catch {
-            throw mapTransport(error)
-        }
+        let (url, response) = try await perform(method, path, body: body, scoped: scoped)
         guard response.isSuccess else { throw mapStatus(response, url: url) }
         if response.status == 204 || response.body.isEmpty { return .null }
         do {
             return try JSONParser.parse(response.body)
         } catch {
             throw TetherError(.badData, "OpenCode sent a response that is not JSON for \(method.rawValue) \(path): \(error.description)")
+        }
+    }
+
+    /// A read of something only some server generations have (`GET /permission` and
+    /// `GET /question` came after the legacy Hono server). nil means "this server has no such
+    /// route": 404, 405 or 501, or a success that is not JSON (legacy servers proxied unknown
+    /// paths to the web app's HTML). Other failures are errors as for `get`.
+    func getIfServed(_ path: String, scoped: Bool = true) async throws -> JSONValue? {
+        let (url, response) = try await perform(.get, path, body: nil, scoped: scoped)
+        if Self.absentRouteStatuses.contains(response.status) { return nil }
+        guard response.isSuccess else { throw mapStatus(response, url: url) }
+        return try? JSONParser.parse(response.body)
+    }
+
+    /// Statuses that say a route does not exist on this server, not that a request failed.
+    static let absentRouteStatuses: Set<Int> = [404, 405, 501]
+
+    private func perform(_ method: HTTPRequest.Method, _ path: String, body: JSONValue?,
+                         scoped: Bool) async throws -> (url: String, response: HTTPResponse) {
+        let url = url(path, scoped: scoped)
+        let request = HTTPRequest.json(method, url, body: body.map { $0.serialized } ?? (method == .get ? nil : "{}"),
+                                       authorization: authorization)
+        do {
+            return (url, try await http.perform(request))
+        } catch {
+            throw mapTransport(error)
         }
     }
 

@@ -175,6 +175,38 @@ struct OpenCodeEventMapper {
         return events
     }
 
+    /// Legacy servers list no pending permissions (no `GET /permission`), so after a reconnect
+    /// the ones this stream announced are checked against what the server still shows: one
+    /// stays pending while its session is busy and its tool part (`extra.tool`) has not
+    /// finished; otherwise it was answered while we were away and is forgotten, as
+    /// `reconcile(permissions:)` forgets one that left the list. `messages`: the sessions
+    /// looked at (oldest message first); `busy`: those of them still running a turn.
+    mutating func reconcileStreamedPermissions(messages: [String: [JSONValue]], busy: Set<String>,
+                                               sessions: Set<String>?) {
+        for (request, approval) in pendingApprovals where approval.kind == .permission {
+            guard let session = approval.session, sessions?.contains(session) ?? true else { continue }
+            guard busy.contains(session), let list = messages[session] else {
+                pendingApprovals[request] = nil
+                continue
+            }
+            let tool = approval.extra["tool"]
+            let part = list.lazy.flatMap { $0["parts"]?.array ?? [] }.first {
+                $0["callID"]?.string == tool?["callID"]?.string && $0["messageID"]?.string == tool?["messageID"]?.string
+            }
+            if let status = part?["state"]?["status"]?.string, status == "completed" || status == "error" {
+                pendingApprovals[request] = nil
+            }
+        }
+    }
+
+    /// For servers that list no session statuses: the last turn runs while its user message is
+    /// unanswered or its last assistant message has no `time.completed`.
+    static func lastTurnIsRunning(_ list: [JSONValue]) -> Bool {
+        guard let last = list.last?["info"] else { return false }
+        if last["role"]?.string == "user" { return true }
+        return last["time"]?["completed"].map(\.isNull) ?? true
+    }
+
     /// A session's stored messages (oldest first) as the events of its past turns (`history`).
     mutating func replay(session: String, messages list: [JSONValue], busy: Bool) -> [Event] {
         var events: [Event] = []
@@ -496,7 +528,12 @@ struct OpenCodeEventMapper {
             ?? (["edit", "write", "patch"].contains(permission) ? .medium : .low)
         var extra: JSONObject = ["permission": .string(permission)]
         if let always = p["always"]?.array, !always.isEmpty { extra["always"] = .array(always) }
-        if let tool = p["tool"], !tool.isNull { extra["tool"] = tool }
+        if let tool = p["tool"], !tool.isNull {
+            extra["tool"] = tool
+        } else if let callID = p["callID"]?.string {
+            // Legacy `permission.updated` names its tool call at the top level.
+            extra["tool"] = .object(.compact(["messageID": JSONValue(p["messageID"]?.string), "callID": .string(callID)]))
+        }
         return Approval(id: CompositeID.join([session, request]), session: session, turn: turn, kind: .permission,
                         title: p["title"]?.string ?? "\(permission): \(patterns.joined(separator: " "))",
                         command: command, patterns: patterns, options: OpenCodeDecision.supported, risk: risk, extra: extra)

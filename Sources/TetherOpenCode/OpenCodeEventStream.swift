@@ -30,6 +30,8 @@ struct OpenCodeEventStream: Sendable {
         var connectedOnce = false
         /// `send --follow`: the session's user messages from before our prompt.
         var knownUserMessages: Set<String>?
+        /// What the server answered at the last resync (logged when it changes).
+        var generation: OpenCodeAPIGeneration?
     }
 
     private func pump(_ output: EventChannel) async throws {
@@ -180,26 +182,55 @@ struct OpenCodeEventStream: Sendable {
     /// Every REST read is done before the mapper sees any of it: the mapper remembers what it
     /// has emitted, so a read that failed halfway (the server went away again) must leave it
     /// untouched, or the next resync would take what was mapped and never sent as already sent.
+    /// Reads of routes that a server generation lacks (`/session/status`, `/permission`) answer
+    /// "none" there, never an error: see `OpenCodeClient.getIfServed`.
     private func resync(_ state: inout State) async throws -> [Event] {
-        let statuses = try await client.get("/session/status").object ?? [:]
-        var sessions = Set(statuses.keys).union(state.mapper.sessionsWithOpenTurns)
+        let statuses = try await client.getIfServed("/session/status").map { $0.object ?? [:] }
+        var sessions = Set(statuses.map { Array($0.keys) } ?? []).union(state.mapper.sessionsWithOpenTurns)
         let awaited = state.sent && state.targetTurn == nil ? sendOnReady?.session : nil
         if let awaited { sessions.insert(awaited) }
-        if let only = request.session { sessions = sessions.intersection([only]) }
+        if let only = request.session {
+            // Without a status list, the one session asked for is looked at every time.
+            sessions = statuses == nil ? [only] : sessions.intersection([only])
+        }
         var snapshots: [(session: String, messages: [JSONValue])] = []
         for session in sessions.sorted() {
             if let messages = try await messages(of: session) { snapshots.append((session, messages)) }
         }
-        let permissions = try await client.get("/permission").array ?? []
+        let permissions = try await client.getIfServed("/permission")
+        note(OpenCodeAPIGeneration(permissionList: permissions), statusList: statuses != nil, &state)
 
         var events: [Event] = []
+        var busySessions: Set<String> = []
         for (session, messages) in snapshots {
-            let busy = OpenCodeBackend.status(statuses[session]) != .idle
+            let busy = statuses.map { OpenCodeBackend.status($0[session]) != .idle }
+                ?? OpenCodeEventMapper.lastTurnIsRunning(messages)
+            if busy { busySessions.insert(session) }
             events += state.mapper.reconcile(session: session, messages: messages, busy: busy,
                                              adoptingAnyUserMessageBut: session == awaited ? state.knownUserMessages : nil)
         }
-        events += state.mapper.reconcile(permissions: permissions, sessions: request.session.map { [$0] })
+        let scope = request.session.map { Set([$0]) }
+        if let permissions {
+            events += state.mapper.reconcile(permissions: permissions.array ?? [], sessions: scope)
+        } else {
+            state.mapper.reconcileStreamedPermissions(
+                messages: Dictionary(snapshots.map { ($0.session, $0.messages) }, uniquingKeysWith: { first, _ in first }),
+                busy: busySessions, sessions: scope)
+        }
         return events
+    }
+
+    /// Logs (at `-v`) which API generation the server speaks, when it is new or has changed.
+    private func note(_ generation: OpenCodeAPIGeneration, statusList: Bool, _ state: inout State) {
+        guard state.generation != generation else { return }
+        state.generation = generation
+        switch generation {
+        case .legacy:
+            logger.info("OpenCode server speaks the legacy API (no GET /permission): pending permissions come from the stream, replies go to /session/{id}/permissions/{id}",
+                        metadata: ["api": "legacy", "session_status": "\(statusList ? "listed" : "not listed")"])
+        case .v1:
+            logger.info("OpenCode server speaks the V1 API", metadata: ["api": "v1", "session_status": "\(statusList ? "listed" : "not listed")"])
+        }
     }
 
     private func reconcileSession(_ session: String, busy: Bool, _ state: inout State) async throws -> [Event] {

@@ -60,11 +60,19 @@ struct FaultHarnessError: Error, CustomStringConvertible {
 /// Simulator pacing: slow enough that faults land mid-turn, fast enough for `make test`.
 let faultPacing: Duration = .milliseconds(25)
 
+/// OpenCode of the current generation, or the legacy Hono server (`legacy`: its shapes, and no
+/// `/permission` or `/question` routes).
 final class OpenCodeRig: FaultRig, @unchecked Sendable {
-    let name = "opencode"
+    let name: String
     let framing = FaultProxy.Framing.sse
-    let simulator = OpenCodeSimulator(options: .init(password: "secret", heartbeatInterval: .seconds(1), pacing: faultPacing))
+    let simulator: OpenCodeSimulator
     let environment = ["OC_FAULT_PASSWORD": "secret"]
+
+    init(legacy: Bool = false) {
+        name = legacy ? "opencode-legacy" : "opencode"
+        simulator = OpenCodeSimulator(options: .init(password: "secret", heartbeatInterval: .seconds(1), pacing: faultPacing,
+                                                     legacy: legacy))
+    }
 
     func isStream(_ clientBytes: [UInt8]) -> Bool { Self.containsASCII(clientBytes, "GET /global/event") }
     func start() async throws -> Int { try await simulator.start().port ?? 0 }

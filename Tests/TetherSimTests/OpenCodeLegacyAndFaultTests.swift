@@ -33,6 +33,11 @@ struct OpenCodeLegacyAndFaultTests {
             #expect(request["type"] as? String == "bash")
             #expect(request["callID"] as? String != nil)
 
+            // Legacy servers list neither permissions nor questions; the reply routes are missing too.
+            for target in ["/permission", "/question"] {
+                #expect(try await RawHTTP.get(base, target).status == 404)
+            }
+            #expect(try await RawHTTP.post(base, "/question/que_1/reply", json: #"{"answers":[]}"#).status == 404)
             // The current reply route does not exist on legacy servers; the per-session one does.
             #expect(try await RawHTTP.post(base, "/permission/\(requestID)/reply", json: #"{"reply":"once"}"#).status == 404)
             let reply = try await RawHTTP.post(base, "/session/\(fixtureSession)/permissions/\(requestID)", json: #"{"response":"always"}"#)
@@ -45,6 +50,13 @@ struct OpenCodeLegacyAndFaultTests {
             #expect(todos.first?["id"] != nil)
             try await simulator.waitUntilIdle(fixtureSession)
         }
+    }
+
+    @Test("heartbeats: every 10 s by default, every 30 s from a legacy server, as set when set")
+    func heartbeatCadence() {
+        #expect(OpenCodeSimulator.Options().heartbeatInterval == .seconds(10))
+        #expect(OpenCodeSimulator.Options(legacy: true).heartbeatInterval == .seconds(30))
+        #expect(OpenCodeSimulator.Options(heartbeatInterval: .seconds(1), legacy: true).heartbeatInterval == .seconds(1))
     }
 
     @Test("an `always` reply covers the next matching request: no second ask")

@@ -7,13 +7,15 @@ extension OpenCodeSimulator {
         public var password: String?
         /// The server's working directory: the default instance directory and where the fixture session lives.
         public var directory: String
-        /// `server.heartbeat` cadence on both SSE endpoints (first one one interval after connecting).
+        /// `server.heartbeat` cadence on both SSE endpoints (first one one interval after connecting):
+        /// 10 s, or 30 s for a legacy server, unless set.
         public var heartbeatInterval: Duration
         /// Pause before each scripted frame (0 for tests; ~30–60 ms lets a human watch `tether demo`).
         public var pacing: Duration
         /// Legacy (0.x – ~1.0) wire shapes: no event `id`, `message.part.updated {part, delta}` per chunk
         /// and no `message.part.delta`, `permission.updated`, `permission.replied {…, permissionID, response}`,
-        /// `{info}` without `sessionID`, and no `POST /permission/{id}/reply`.
+        /// `{info}` without `sessionID`, 30 s heartbeats, and no `/permission` or `/question` routes
+        /// (404: no list of pending permissions, replies only on the per-session route).
         public var legacy: Bool
         /// When false, `GET /global/event` is 404 and clients must fall back to `GET /event?directory=`.
         public var serveGlobalEvent: Bool
@@ -37,7 +39,7 @@ extension OpenCodeSimulator {
             username: String = "opencode",
             password: String? = nil,
             directory: String = "/home/dev/demo",
-            heartbeatInterval: Duration = .seconds(10),
+            heartbeatInterval: Duration? = nil,
             pacing: Duration = .zero,
             legacy: Bool = false,
             serveGlobalEvent: Bool = true,
@@ -50,7 +52,7 @@ extension OpenCodeSimulator {
             self.username = username
             self.password = password
             self.directory = directory
-            self.heartbeatInterval = heartbeatInterval
+            self.heartbeatInterval = heartbeatInterval ?? .seconds(legacy ? 30 : 10)
             self.pacing = pacing
             self.legacy = legacy
             self.serveGlobalEvent = serveGlobalEvent

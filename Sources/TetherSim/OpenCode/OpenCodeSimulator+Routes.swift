@@ -95,6 +95,10 @@ struct OpenCodeRoutes: Sendable {
         if let ids = on("POST", "session", "*", "permissions", "*") {
             return await legacyPermissionResponse(sessionID: ids[0], requestID: ids[1], request)
         }
+        if options.legacy, path.first == "permission" || path.first == "question" {
+            // The Hono server had neither list nor the newer reply routes (notes §0).
+            return SSEResponse.text("404 Not Found", status: .notFound)
+        }
         if on("GET", "permission") != nil {
             if options.faults.failEverySecondPermissionList,
                log.all.count(where: { $0.method == "GET" && $0.path == "/permission" }).isMultiple(of: 2) {
@@ -103,7 +107,7 @@ struct OpenCodeRoutes: Sendable {
             }
             return SSEResponse.json(.array(await state.permissionList(directory: directoryFilter(request))))
         }
-        if let requestID = on("POST", "permission", "*", "reply")?.first, !options.legacy {
+        if let requestID = on("POST", "permission", "*", "reply")?.first {
             return await permissionReply(requestID, request)
         }
         if on("GET", "question") != nil {

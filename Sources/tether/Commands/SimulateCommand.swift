@@ -34,7 +34,8 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Require this password (opencode, user \"opencode\") or bearer token (codex-worker).") var token: String?
     @Option(help: ArgumentHelp("Time between scripted events, in milliseconds; fractions work (codex-worker keeps 0.2 ms, 5,000 events a second, on average).", valueName: "ms"))
     var pacing: Double = 40
-    @Flag(help: "OpenCode: speak the legacy (0.x–1.0) wire shapes.") var legacy = false
+    @Flag(help: "OpenCode: be the legacy Hono server (0.x–1.0): its event shapes, 30 s heartbeats, no /permission or /question routes.")
+    var legacy = false
     @Flag(help: "CodexMonitor: answer requests out of order, some after the events they caused.") var reorder = false
     @Flag(name: .customLong("contract-shape"), help: "Notification: the desktop answers in the client contract's shapes (default: the real desktop's).")
     var contractShape = false
