@@ -60,6 +60,8 @@ public struct CodexMonitorBackend: Backend {
     let configuration: Configuration
     let logger: Logger
     let connector: CodexMonitorClient.Connector
+    /// What this process answered, so its own streams can say how an approval was resolved.
+    let answers = CodexMonitorAnswerLedger()
 
     public init(configuration: Configuration, logger: Logger) {
         self.init(configuration: configuration, logger: logger, connector: CodexMonitorClient.tcp)
@@ -338,6 +340,7 @@ public struct CodexMonitorBackend: Backend {
             throw TetherError(.usage, "\"\(id)\" is not a CodexMonitor approval id (WORKSPACE~THREAD~REQUEST~KIND, as approval.requested prints it)")
         }
         let result = try CodexMonitorDecision.result(for: answer, kind: approval.kind)
+        answers.record(answer.decision, for: id)
         return try await withClient { client in
             do {
                 // requestId keeps the JSON type it arrived with; the daemon relays it verbatim.

@@ -53,7 +53,11 @@ enum CodexMonitorDecision {
         switch status {
         case "completed", "inProgress": return Decision.accept.rawValue
         case "declined": return Decision.decline.rawValue
-        default: return "unknown"
+        default: return undetermined
         }
     }
+
+    /// The decision of an approval that was answered in a way the wire does not say
+    /// (`serverRequest/resolved` from another client).
+    static let undetermined = "unknown"
 }

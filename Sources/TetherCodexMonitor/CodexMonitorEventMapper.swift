@@ -173,8 +173,9 @@ struct CodexMonitorEventMapper {
                     && (thread == nil || $0.id.thread == thread)
             }
             // The notification does not say how it was answered (and `approve` may run in
-            // another process): "unknown", unless the answer is ours (see CodexMonitorBackend.approve).
-            return resolved.sorted { $0.approval.id < $1.approval.id }.flatMap { resolve($0, decision: "unknown") }
+            // another process): undetermined, unless the answer is ours (CodexMonitorAnswerLedger).
+            return resolved.sorted { $0.approval.id < $1.approval.id }
+                .flatMap { resolve($0, decision: CodexMonitorDecision.undetermined) }
         case "codex/connected":
             // A new app-server process: requests of the old one can no longer be answered.
             for (id, pending) in pendingApprovals where pending.id.workspace == workspace { pendingApprovals[id] = nil }

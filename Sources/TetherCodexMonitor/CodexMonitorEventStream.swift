@@ -185,6 +185,7 @@ struct CodexMonitorEventStream: Sendable {
     }
 
     private func emit(_ event: Event, _ state: inout State, _ output: Output) async throws {
+        let event = backend.answers.filledIn(event)
         guard keep(event, &state) else { return }
         try await output.send(event)
         if request.untilTurnCompletes, event.type == .turnCompleted, event.turn == state.targetTurn {

@@ -13,6 +13,12 @@ import TetherCore
         #expect(completed.allSatisfy { $0.data["status"] == "completed" })
         #expect(events.filter { $0.type == .approvalRequested }.count == 3)
         #expect(events.filter { $0.type == .approvalResolved }.count >= 3)
+        // Each scene answers its approval with accept; every backend's stream says so, none "unknown".
+        for backend in [BackendKind.opencode, .codexWorker, .codexmonitor] {
+            let decisions = events.filter { $0.type == .approvalResolved && $0.backend == backend }.map { $0.data["decision"] }
+            #expect(decisions.contains("accept"), "\(backend): \(decisions)")
+            #expect(!decisions.contains("unknown"), "\(backend): \(decisions)")
+        }
         #expect(result.stderr.contains("demo: done"))
         #expect(events.contains { $0.type == .notificationReceived && $0.data["title"] == "Turn finished" })
     }

@@ -260,3 +260,31 @@ import TetherCore
         #expect(daemon.requests("list_threads").map { $0["params"]?["workspaceId"] } == ["ws-1"])
     }
 }
+
+/// `serverRequest/resolved` does not say how a request was answered: the stream reports the
+/// decision this process sent, and "unknown" only for answers from elsewhere.
+@Suite struct CodexMonitorAnswerLedgerTests {
+    let resolved = Event.approvalResolved(id: "ws-1~thr_1~0~cmd", session: "ws-1~thr_1", turn: "turn_1",
+                                          decision: CodexMonitorDecision.undetermined)
+
+    @Test func anAnswerSentHereFillsInTheDecision() {
+        let ledger = CodexMonitorAnswerLedger()
+        ledger.record(.acceptForSession, for: "ws-1~thr_1~0~cmd")
+        #expect(ledger.filledIn(resolved).data["decision"] == "accept_for_session")
+    }
+
+    @Test func anAnswerFromElsewhereStaysUnknownAndKnownDecisionsStay() {
+        let ledger = CodexMonitorAnswerLedger()
+        ledger.record(.accept, for: "ws-1~thr_1~1~cmd")
+        #expect(ledger.filledIn(resolved).data["decision"] == "unknown")
+        let declined = Event.approvalResolved(id: "ws-1~thr_1~1~cmd", session: nil, turn: nil, decision: "decline")
+        #expect(ledger.filledIn(declined).data["decision"] == "decline")
+    }
+
+    @Test func copiesOfTheBackendShareOneLedger() {
+        let backend = CodexMonitorBackend.test([])
+        let copy = backend
+        copy.answers.record(.decline, for: "ws-1~thr_1~0~cmd")
+        #expect(backend.answers.filledIn(resolved).data["decision"] == "decline")
+    }
+}
