@@ -35,6 +35,9 @@ struct CodexMonitorEventStream: Sendable {
         var done = false
         /// Notifications read from the daemon, over all connections.
         var notifications = 0
+        /// What the stream does without because the daemon lacks a method, each said once
+        /// (`withoutIfMissing`).
+        var reportedGaps: Set<String> = []
     }
 
     private func pump(_ output: Output) async throws {
@@ -94,8 +97,13 @@ struct CodexMonitorEventStream: Sendable {
     /// One connection's life: resync, maybe send, then notifications until the end.
     private func live(_ client: CodexMonitorClient, _ state: inout State, _ output: Output) async throws {
         let watched = try await backend.watchedWorkspaces(client)
-        if let target = state.target { try await client.connectWorkspace(target.workspace) }
-        for event in try await resync(client, watched: watched, &state) where !state.done { try await emit(event, &state, output) }
+        var notes: [Event] = []
+        if let target = state.target {
+            _ = try await withoutIfMissing("the workspace is not connected first; its thread is read as it is", &state, &notes) {
+                try await client.connectWorkspace(target.workspace)
+            }
+        }
+        for event in try await notes + resync(client, watched: watched, &state) where !state.done { try await emit(event, &state, output) }
         if state.done { return }
         if let prompt = sendOnReady, !state.sent {
             state.sent = true  // never twice, even if the connection drops before the answer
@@ -164,24 +172,46 @@ struct CodexMonitorEventStream: Sendable {
         for session in state.mapper.openSessions {
             if let parsed = CodexMonitorSessionID.parse(session) { add(parsed.workspace, parsed.thread) }
         }
+        var events: [Event] = []
         if state.target == nil {
             for workspace in watched {
-                let threads = try await backend.api("listing the threads of workspace \(workspace.id)") { try await client.threads(in: workspace) }
-                for thread in threads where CodexMonitorThread.isActive(thread) {
+                let threads = try await withoutIfMissing("threads already running when Tether connected are not re-read; live events still stream",
+                                                         &state, &events) {
+                    try await backend.api("listing the threads of workspace \(workspace.id)") { try await client.threads(in: workspace) }
+                }
+                for thread in threads ?? [] where CodexMonitorThread.isActive(thread) {
                     if let id = thread["id"]?.string { add(workspace.id, id) }
                 }
             }
         }
-        var events: [Event] = []
         for (workspace, thread) in targets {
             do {
-                let object = try await backend.resume(client, workspace: workspace, thread: thread)
-                events += state.mapper.reconcile(workspace: workspace, thread: object)
+                let object = try await withoutIfMissing("what a thread did while Tether was away is not re-read; live events still stream",
+                                                        &state, &events) {
+                    try await backend.resume(client, workspace: workspace, thread: thread)
+                }
+                if let object { events += state.mapper.reconcile(workspace: workspace, thread: object) }
             } catch let error as TetherError where error.code == .notFound && !(state.target.map { $0 == (workspace, thread) } ?? false) {
                 logger.info("a thread went away while Tether was disconnected", metadata: ["thread": "\(thread)", "error": "\(error.message)"])
             }
         }
         return events
+    }
+
+    /// A read that an older or forked daemon may not have (it answers `unknown method`): the
+    /// stream goes on without it, and says once what that costs — at `-v`, and as an
+    /// `error` event with `retryable: false`. nil when the method is missing.
+    private func withoutIfMissing<T>(_ consequence: String, _ state: inout State, _ notes: inout [Event],
+                                     _ read: () async throws -> T) async throws -> T? {
+        do {
+            return try await read()
+        } catch let error as TetherError where error.code == .unsupported {
+            guard state.reportedGaps.insert(consequence).inserted else { return nil }
+            logger.info("CodexMonitor daemon lacks a method; going on without it",
+                        metadata: ["error": "\(error.message)", "consequence": "\(consequence)"])
+            notes.append(.error(TetherError(.unsupported, "\(error.message); \(consequence)", hint: error.hint, retryable: false)))
+            return nil
+        }
     }
 
     private func emit(_ event: Event, _ state: inout State, _ output: Output) async throws {
@@ -195,7 +225,8 @@ struct CodexMonitorEventStream: Sendable {
 
     /// Applies `--session` / `--turn`, and for `send --follow` keeps to the turn the prompt started.
     private func keep(_ event: Event, _ state: inout State) -> Bool {
-        if event.type == .connectionState { return true }
+        // The link's state and errors of the stream itself concern every consumer.
+        if event.type == .connectionState || (event.type == .error && event.session == nil) { return true }
         if let session = state.sessionFilter, event.session != session { return false }
         if request.untilTurnCompletes {
             if state.targetTurn == nil, state.sent, event.type == .turnStarted { state.targetTurn = event.turn }

@@ -50,6 +50,36 @@ import TetherSim
         return try await send.finish()
     }
 
+    /// A daemon without `list_threads` and `resume_thread` (older or forked): `events --follow`
+    /// still streams a whole turn, and says once, as an `error` with `retryable: false`, what it
+    /// cannot re-read.
+    @Test func aDaemonWithoutTheResyncMethodsStillStreams() async throws {
+        var options = CodexMonitorSimulator.Options(token: "s3cret")
+        options.missingMethods = ["list_threads", "resume_thread"]
+        try await withDaemon(options) { _, global in
+            let thread = try await session(global)
+            for arguments in [["events", "--follow"], ["events", "--session", thread, "--follow"]] {
+                let follow = try TetherProcess(["-v"] + arguments + global, environment: env)
+                _ = try await follow.waitForLine { $0.contains(#""state":"connected""#) }
+                let send = try await TetherProcess.run(["send", thread, "say hello"] + global, environment: env)
+                #expect(send.status == 0, "\(send.stderr)")
+                let done = try await follow.waitForEvent(.turnCompleted, timeout: .seconds(30))
+                #expect(done.data["status"] == "completed")
+                follow.interrupt()
+                let result = try await follow.finish()
+                let errors = try result.events().filter { $0.type == .error }
+                let expected = arguments.contains("--session") ? ["resume_thread"] : ["list_threads"]
+                #expect(errors.count == expected.count, "\(errors.map(\.data))")
+                for (error, method) in zip(errors, expected) {
+                    #expect(error.data["retryable"] == false)
+                    #expect(error.data["code"] == "unsupported")
+                    #expect(error.data["message"]?.string?.contains(method) == true, "\(error.data)")
+                }
+                #expect(result.stderr.contains("lacks a method"))
+            }
+        }
+    }
+
     @Test func aStreamingTurnWithAnApprovedCommand() async throws {
         try await withDaemon { _, global in
             let result = try await runApproval(global, decision: ["--decision", "accept"])

@@ -43,6 +43,7 @@ extension CodexMonitorSimulator {
     }
 
     private func perform(_ method: String, _ params: JSON) async throws -> Reply {
+        if options.missingMethods.contains(method) { return .error("unknown method: \(method)") }
         if let relay, let reply = try await relay.perform(method, params) { return reply }
         switch method {
         case "ping":

@@ -33,6 +33,9 @@ extension CodexMonitorSimulator {
         public var seedHistory: Bool
         /// Relay to a real `codex app-server` instead of scripting turns (see `RelayOptions`).
         public var relay: RelayOptions?
+        /// An older or forked daemon without these methods: each answers `unknown method: NAME`,
+        /// as the daemon's method table does for a name it lacks. Set after `init`.
+        public var missingMethods: Set<String> = []
 
         public init(
             token: String? = nil,
