@@ -55,6 +55,9 @@ extension ACPAgent {
         try requireCapability(.history, "loading a session's history")
         let events: [Event]
         do {
+            // Some backends answer an unknown session's history with nothing (the Codex Worker's
+            // thread events): ask for the session first, so a wrong id is an error, not a blank.
+            _ = try await backend.session(id: session)
             events = try await backend.history(session: session, limit: nil)
         } catch {
             throw Self.rpcError(error, doing: "loading session \(session)")
