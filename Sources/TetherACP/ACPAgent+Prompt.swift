@@ -47,7 +47,7 @@ extension ACPAgent {
                     case .approvalResolved(let approval):
                         perform(permissions.resolved(approvalID: approval))
                     case .approvalNotAskable(let approval, let reason):
-                        logger.warning("approval \(approval) cannot be put to the editor: \(reason); answer it with `tether approve \(approval)`")
+                        logger.warning("approval \(approval) cannot be put to the editor: \(reason); the turn waits until it is answered where the backend allows (`tether approve \(approval)` or the backend's own client)")
                     case .turnEnded(let outcome, let error):
                         if prompts[session]?.cancelRequested == true { return .cancelled }
                         switch outcome {

@@ -81,17 +81,23 @@ backend = "codexmonitor"
 address = "$(head -n 1 "$WORK/cm.out")"
 token = { file = "$WORK/cm.secret" }
 workspace = "ws-1"
+
+# No workspace: session/new looks for the one whose path is the editor's cwd.
+[profiles.cm-any]
+backend = "codexmonitor"
+address = "$(head -n 1 "$WORK/cm.out")"
+token = { file = "$WORK/cm.secret" }
 TOML
 chmod 600 "$CONFIG"
 mkdir -p "$WORK/project"
 
 # 3. One editor session per backend. The prompts pick each simulator's scripted turns: a plain
 # reply, a command behind an approval, and (CodexMonitor) a turn that streams until interrupted.
-drive() { # drive PROFILE BACKEND SECRET PLAIN APPROVAL CANCEL FAIL
+drive() { # drive PROFILE BACKEND SECRET PLAIN APPROVAL CANCEL FAIL [DRIVER ARGS...]
     mkdir -p "$WORK/logs-$1"
     timeout 240 "$VENV/bin/python" "$ROOT/Tests/ACP/acp_driver.py" --tether "$TETHER" --config "$CONFIG" \
         --profile "$1" --backend "$2" --cwd "$WORK/project" --logs "$WORK/logs-$1" --secret "$3" \
-        --plain "$4" --approval "$5" --cancel "$6" --fail "$7" >"$WORK/driver-$1.out" 2>"$WORK/driver-$1.err"
+        --plain "$4" --approval "$5" --cancel "$6" --fail "$7" "${@:8}" >"$WORK/driver-$1.out" 2>"$WORK/driver-$1.err"
     local status=$?
     while IFS= read -r line; do
         case "$line" in
@@ -106,6 +112,6 @@ drive() { # drive PROFILE BACKEND SECRET PLAIN APPROVAL CANCEL FAIL
 START=$SECONDS
 drive oc opencode "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail"
 drive cw codex-worker "$CW_SECRET" "say hello" "run the command" "run the command" "this will fail"
-drive cm codexmonitor "$CM_SECRET" "say hello" "run the tests" "please wait" "this will fail"
+drive cm codexmonitor "$CM_SECRET" "say hello" "run the tests" "please wait" "this will fail" --refusing-profile cm-any
 echo "ran in $((SECONDS - START)) s"
 finish

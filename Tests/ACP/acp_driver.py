@@ -322,18 +322,74 @@ async def raw_bad_input():
         check(False, "EOF after garbage: exit 0 within 5 s", "still running")
 
 
+async def raw_lines(process, count, timeout=20):
+    lines = []
+    for _ in range(count):
+        lines.append(json.loads(await asyncio.wait_for(process.stdout.readline(), timeout)))
+    return lines
+
+
+async def raw_eof_mid_turn():
+    """The editor quits while a turn waits for its approval: exit 0 within 5 s all the same."""
+    process = await asyncio.create_subprocess_exec(
+        ARGS.tether, "--config", ARGS.config, "-p", ARGS.profile, "acp", cwd=ARGS.cwd,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(os.path.join(ARGS.logs, "acp-eof.log"), "w"))
+    try:
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                                        "params": {"cwd": ARGS.cwd, "mcpServers": []}}).encode() + b"\n")
+        await process.stdin.drain()
+        session = (await raw_lines(process, 1))[0]["result"]["sessionId"]
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {
+            "sessionId": session, "prompt": [{"type": "text", "text": ARGS.approval}]}}).encode() + b"\n")
+        await process.stdin.drain()
+        while True:
+            message = (await raw_lines(process, 1, timeout=30))[0]
+            if message.get("method") == "session/request_permission":
+                break
+        process.stdin.close()
+        eof_at = time.monotonic()
+        code = await asyncio.wait_for(process.wait(), 5)
+        check(code == 0, f"EOF mid-turn (a permission request open): exit 0 within 5 s ({time.monotonic() - eof_at:.1f} s)",
+              f"exit {code}")
+    except Exception as error:  # noqa: BLE001
+        process.kill()
+        check(False, "EOF mid-turn: exit 0 within 5 s", repr(error))
+
+
+async def raw_refused_cwd(profile):
+    """A cwd the backend refuses is a JSON-RPC error naming it."""
+    process = await asyncio.create_subprocess_exec(
+        ARGS.tether, "--config", ARGS.config, "-p", profile, "acp", cwd=ARGS.cwd,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(os.path.join(ARGS.logs, "acp-cwd.log"), "w"))
+    process.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/no/such/project","mcpServers":[]}}\n')
+    await process.stdin.drain()
+    try:
+        answer = (await raw_lines(process, 1))[0]
+        message = answer.get("error", {}).get("message", "")
+        check("/no/such/project" in message, f"session/new with a cwd the backend refuses → error naming it ({message})",
+              f"{answer}")
+    except Exception as error:  # noqa: BLE001
+        check(False, "session/new with a cwd the backend refuses", repr(error))
+    process.stdin.close()
+    await asyncio.wait_for(process.wait(), 5)
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
     for name in ("tether", "config", "profile", "backend", "cwd", "logs", "plain", "approval", "cancel", "fail"):
         parser.add_argument("--" + name, required=True)
     parser.add_argument("--secret", action="append", default=[])
+    parser.add_argument("--refusing-profile", help="a profile whose backend refuses an unknown cwd")
     ARGS = parser.parse_args()
     try:
         asyncio.run(run())
     except Exception as error:  # noqa: BLE001
         check(False, "the ACP session ran to its end", repr(error))
     asyncio.run(raw_bad_input())
+    asyncio.run(raw_eof_mid_turn())
+    if ARGS.refusing_profile:
+        asyncio.run(raw_refused_cwd(ARGS.refusing_profile))
     sys.exit(0 if all(RESULTS) else 1)
 
 
