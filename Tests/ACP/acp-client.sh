@@ -55,7 +55,7 @@ start_sim() { # start_sim NAME BACKEND SECRET
     chmod 600 "$WORK/$1.secret"
     "$TETHER" simulate "$2" --listen 127.0.0.1:0 --pacing 5 --token "$3" >"$WORK/$1.out" 2>"$WORK/$1.err" &
     PIDS+=($!)
-    wait_for 20 grep -q ':' "$WORK/$1.out" || { cat "$WORK/$1.err"; fail "$2 simulator did not start"; finish; }
+    wait_for 20 grep -qs ':' "$WORK/$1.out" || { cat "$WORK/$1.err"; fail "$2 simulator did not start"; finish; }
 }
 OC_SECRET="oc-pw-$RANDOM$RANDOM"
 CW_SECRET="cw-token-$RANDOM$RANDOM"

@@ -270,6 +270,14 @@ async def run():
         except asyncio.TimeoutError:
             check(False, "EOF on stdin: exit 0 within 5 s", "still running after 5 s")
 
+    # Exactly one decision per answered request: allow_once's accept and reject_once's decline.
+    # Not the late answer to the request withdrawn, not the `cancelled` that came with session/cancel.
+    stderr_a.close()
+    decisions = [l.split("approval ", 1)[1].strip() for l in open(os.path.join(ARGS.logs, "acp-a.log"))
+                 if "[TetherACP] approval " in l and l.rstrip().endswith(" sent")]
+    check([d.split(": ")[-1] for d in decisions] == ["accept sent", "decline sent"],
+          "decisions sent to the backend: exactly accept then decline", f"{decisions}")
+
     # A second editor loads the session: the history replays, each message once, then the answer.
     loader = Editor()
     context, _ = await spawn(loader, "acp-b.log", protocol)

@@ -18,8 +18,10 @@ struct ACPCommand: AsyncParsableCommand {
             CodexMonitor, through the profile's SSH tunnel when it has one). stdout carries protocol \
             only; logs go to stderr (-v for more).
 
-            Zed, in settings.json:
-              "agent_servers": { "Tether (home)": { "command": "tether", "args": ["acp", "-p", "home"] } }
+            Zed (settings.json) or JetBrains (~/.jetbrains/acp.json):
+              "agent_servers": {
+                "Tether (home)": {"command": "tether", "args": ["acp", "-p", "home"]}
+              }
 
             What the editor gets: session/new creates a session on the backend (in the profile's \
             `directory` / `workspace` when set, else in the editor's project path, a path on the \
@@ -29,9 +31,9 @@ struct ACPCommand: AsyncParsableCommand {
             reject); session/cancel aborts the turn. An approval answered elsewhere (`tether approve`, \
             the gateway's page) withdraws the editor's request.
 
-            Try it by hand against a simulator:
-              tether simulate opencode &        # prints its URL; put it in a profile
-              printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' | tether acp -p sim
+            Try it by hand against a simulator (`tether simulate opencode` prints the URL \
+            to put in a profile, here "sim"):
+              echo '{"jsonrpc":"2.0","id":1,"method":"initialize"}' | tether acp -p sim
 
             The process ends with exit 0 when stdin closes (the editor quits); turns still running \
             on the backend go on.
