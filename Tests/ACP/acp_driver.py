@@ -283,6 +283,13 @@ async def run():
     context, _ = await spawn(loader, "acp-b.log", protocol)
     async with context as (conn, process):
         await asyncio.wait_for(conn.initialize(protocol_version=1), 30)
+        # This editor has not opened the session yet: no prompt, no updates for it.
+        try:
+            await asyncio.wait_for(conn.prompt(session_id=session, prompt=[text_block(ARGS.plain)]), 30)
+            check(False, "a session this editor did not open or load is refused", "the prompt ran")
+        except RequestError as error:
+            check("not open on this connection" in str(error) and not loader.updates,
+                  "a session this editor did not open or load is refused, with no update", str(error))
         await asyncio.wait_for(conn.load_session(cwd=ARGS.cwd, session_id=session, mcp_servers=[]), 30)
         replayed = list(loader.updates.get(session, []))
         users = agent_text(replayed, "user_message_chunk")
