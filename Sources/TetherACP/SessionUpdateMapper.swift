@@ -40,6 +40,8 @@ public struct SessionUpdateMapper: Sendable {
     private var finished: Set<String> = []
     /// A backend's call id (OpenCode `callID`) → the part id used as `toolCallId`.
     private var partForCall: [String: String] = [:]
+    /// A running tool's output so far, and when (receive time) it was last shown.
+    private var output: [String: (text: String, shownAt: Double)] = [:]
     /// Approvals the editor was asked about and that are not settled yet.
     private var asked: Set<String> = []
     private var ended = false
@@ -149,11 +151,38 @@ public struct SessionUpdateMapper: Sendable {
             if !content.isEmpty { update["content"] = .array(content) }
             actions.append(.update(update))
             return actions
+        case .partDelta:
+            return outputDelta(event, part: part)
         default:
-            // Output deltas: the finished call carries the whole output.
             return []
         }
     }
+
+    /// A running command's output, shown as it comes: at most one update per
+    /// `outputInterval` of receive time (a chatty command must not flood the editor), each
+    /// carrying the output so far (ACP content replaces, it does not append), its last
+    /// `outputTail` characters. The finished call carries the whole output.
+    private mutating func outputDelta(_ event: Event, part: String) -> [SessionUpdateAction] {
+        guard mode == .live, event.data["field"]?.string == "output", let delta = event.data["delta"]?.string,
+              !finished.contains(part) else { return [] }
+        var state = output[part] ?? (text: "", shownAt: -Double.infinity)
+        state.text += delta
+        defer { output[part] = state }
+        guard event.ts - state.shownAt >= Self.outputInterval else { return [] }
+        state.shownAt = event.ts
+        var actions: [SessionUpdateAction] = []
+        if !announced.contains(part) {
+            actions.append(announce(part, ["title": .string(ToolCallPresentation.title(of: event.data)),
+                                           "kind": .string(ToolCallPresentation.kind(of: event.data)), "status": "in_progress"]))
+        }
+        let shown = String(state.text.suffix(Self.outputTail))
+        actions.append(.update(["sessionUpdate": "tool_call_update", "toolCallId": .string(part),
+                                "content": [["type": "content", "content": ["type": "text", "text": .string(shown)]]]]))
+        return actions
+    }
+
+    static let outputInterval: Double = 250   // milliseconds, as `Event.ts`
+    static let outputTail = 16_384
 
     /// `tool_call` the first time an id is seen, `tool_call_update` after (an approval may have
     /// announced the call before its part started).

@@ -65,7 +65,8 @@ import TetherCore
                                        content: ["command": "npm test", "status": "running"]))
         #expect(updates(started) == [["sessionUpdate": "tool_call", "toolCallId": "call_1", "title": "npm test",
                                       "kind": "execute", "status": "in_progress"]])
-        #expect(mapper.map(.partDelta(session: s, turn: "t", part: "call_1", kind: .command, field: "output", delta: "ok")).isEmpty)
+        let output = mapper.map(.partDelta(session: s, turn: "t", part: "call_1", kind: .command, field: "output", delta: "ok"))
+        #expect(updates(output).first?["content"]?[0]?["content"]?["text"] == "ok")
         let done = mapper.map(.part(.partCompleted, session: s, turn: "t", part: "call_1", kind: .command,
                                     content: ["command": "npm test", "status": "completed", "output": "ok\n"]))
         #expect(updates(done) == [["sessionUpdate": "tool_call_update", "toolCallId": "call_1", "status": "completed",
@@ -74,6 +75,21 @@ import TetherCore
         // Completed once: a repeated completion sends nothing.
         #expect(mapper.map(.part(.partCompleted, session: s, turn: "t", part: "call_1", kind: .command,
                                  content: ["status": "completed"])).isEmpty)
+    }
+
+    @Test func runningOutputIsShownAtMostFourTimesASecondWithEverythingSoFar() {
+        var mapper = SessionUpdateMapper(session: s, mode: .live)
+        _ = mapper.map(.part(.partStarted, session: s, turn: "t", part: "c", kind: .command, content: ["command": "make"]))
+        func delta(_ text: String, at ts: Double) -> [JSONObject] {
+            var event = Event.partDelta(session: s, turn: "t", part: "c", kind: .command, field: "output", delta: text)
+            event.ts = ts
+            return updates(mapper.map(event))
+        }
+        #expect(delta("a\n", at: 1000).first?["content"]?[0]?["content"]?["text"] == "a\n")
+        #expect(delta("b\n", at: 1100).isEmpty)
+        #expect(delta("c\n", at: 1250).first?["content"]?[0]?["content"]?["text"] == "a\nb\nc\n")
+        var replay = SessionUpdateMapper(session: s, mode: .replay)
+        #expect(replay.map(.partDelta(session: s, turn: "t", part: "c", kind: .command, field: "output", delta: "x")).isEmpty)
     }
 
     @Test func aDeclinedToolFails() {
