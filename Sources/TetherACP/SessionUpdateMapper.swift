@@ -137,6 +137,7 @@ public struct SessionUpdateMapper: Sendable {
         case .partCompleted:
             guard !finished.contains(part) else { return [] }
             finished.insert(part)
+            output[part] = nil
             var actions: [SessionUpdateAction] = []
             if !announced.contains(part) {
                 actions.append(announce(part, [
@@ -167,6 +168,8 @@ public struct SessionUpdateMapper: Sendable {
               !finished.contains(part) else { return [] }
         var state = output[part] ?? (text: "", shownAt: -Double.infinity)
         state.text += delta
+        // Only the tail is ever shown: keep memory bounded however long the command talks.
+        if state.text.utf8.count > 4 * Self.outputTail { state.text = String(state.text.suffix(Self.outputTail)) }
         defer { output[part] = state }
         guard event.ts - state.shownAt >= Self.outputInterval else { return [] }
         state.shownAt = event.ts
