@@ -87,6 +87,11 @@ workspace = "ws-1"
 backend = "codexmonitor"
 address = "$(head -n 1 "$WORK/cm.out")"
 token = { file = "$WORK/cm.secret" }
+
+# Nothing listens on port 9 (discard) on loopback: a backend that is down.
+[profiles.oc-down]
+backend = "opencode"
+url = "http://127.0.0.1:9"
 TOML
 chmod 600 "$CONFIG"
 mkdir -p "$WORK/project"
@@ -110,7 +115,7 @@ drive() { # drive PROFILE BACKEND SECRET PLAIN APPROVAL CANCEL FAIL [DRIVER ARGS
     fi
 }
 START=$SECONDS
-drive oc opencode "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail"
+drive oc opencode "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail" --dead-profile oc-down
 drive cw codex-worker "$CW_SECRET" "say hello" "run the command" "run the command" "this will fail"
 drive cm codexmonitor "$CM_SECRET" "say hello" "run the tests" "please wait" "this will fail" --refusing-profile cm-any
 echo "ran in $((SECONDS - START)) s"

@@ -371,20 +371,20 @@ async def raw_eof_mid_turn():
         check(False, "EOF mid-turn: exit 0 within 5 s", repr(error))
 
 
-async def raw_refused_cwd(profile):
-    """A cwd the backend refuses is a JSON-RPC error naming it."""
+async def raw_new_session_error(profile, cwd, expected, label):
+    """session/new that the backend refuses: a JSON-RPC error that says what failed and what to do."""
     process = await asyncio.create_subprocess_exec(
         ARGS.tether, "--config", ARGS.config, "-p", profile, "acp", cwd=ARGS.cwd,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(os.path.join(ARGS.logs, "acp-cwd.log"), "w"))
-    process.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/no/such/project","mcpServers":[]}}\n')
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(os.path.join(ARGS.logs, f"acp-{profile}.log"), "w"))
+    request = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": cwd, "mcpServers": []}}
+    process.stdin.write(json.dumps(request).encode() + b"\n")
     await process.stdin.drain()
     try:
         answer = (await raw_lines(process, 1))[0]
         message = answer.get("error", {}).get("message", "")
-        check("/no/such/project" in message, f"session/new with a cwd the backend refuses → error naming it ({message})",
-              f"{answer}")
+        check(all(part in message for part in expected), f"{label} ({message})", f"{answer}")
     except Exception as error:  # noqa: BLE001
-        check(False, "session/new with a cwd the backend refuses", repr(error))
+        check(False, label, repr(error))
     process.stdin.close()
     await asyncio.wait_for(process.wait(), 5)
 
@@ -396,6 +396,7 @@ def main():
         parser.add_argument("--" + name, required=True)
     parser.add_argument("--secret", action="append", default=[])
     parser.add_argument("--refusing-profile", help="a profile whose backend refuses an unknown cwd")
+    parser.add_argument("--dead-profile", help="a profile whose backend does not listen")
     ARGS = parser.parse_args()
     try:
         asyncio.run(run())
@@ -404,7 +405,11 @@ def main():
     asyncio.run(raw_bad_input())
     asyncio.run(raw_eof_mid_turn())
     if ARGS.refusing_profile:
-        asyncio.run(raw_refused_cwd(ARGS.refusing_profile))
+        asyncio.run(raw_new_session_error(ARGS.refusing_profile, "/no/such/project", ["/no/such/project"],
+                                          "session/new with a cwd the backend refuses → error naming it"))
+    if ARGS.dead_profile:
+        asyncio.run(raw_new_session_error(ARGS.dead_profile, ARGS.cwd, ["failed:", "cannot connect", "tether check"],
+                                          "a backend that is down → error saying what failed and what to do"))
     sys.exit(0 if all(RESULTS) else 1)
 
 
