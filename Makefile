@@ -14,7 +14,7 @@ FUZZ_SECONDS       ?= 60
 FUZZ_SHORT_SECONDS ?= 10
 FUZZ_BUILD_PATH     = .build-fuzz
 
-.PHONY: all setup build release test live-test demo bench clean fuzz fuzz-short fuzz-build
+.PHONY: all setup build release test live-test acp-test demo bench clean fuzz fuzz-short fuzz-build
 
 all: build
 
@@ -42,11 +42,16 @@ release:
 test: build
 	$(SWIFT) test --no-parallel $(SWIFT_FLAGS)
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Live/codex-live.sh
+	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/ACP/acp-client.sh
 	$(MAKE) fuzz-short
 
 # Live end-to-end test against a real codex (PyPI openai-codex-cli-bin) and a local fake model.
 live-test: build
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Live/codex-live.sh
+
+# `tether acp` driven by PyPI's agent-client-protocol against each agent simulator.
+acp-test: build
+	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/ACP/acp-client.sh
 
 demo: build
 	@"$(BIN_DIR)/tether" demo
@@ -70,4 +75,4 @@ bench: setup
 	bash bench/run.sh
 
 clean:
-	rm -rf .build $(FUZZ_BUILD_PATH)
+	rm -rf .build $(FUZZ_BUILD_PATH) .build-acp

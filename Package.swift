@@ -63,14 +63,21 @@ let package = Package(
             .product(name: "FlyingSocks", package: "FlyingFox"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        // ACP bridge: `tether acp`, an Agent Client Protocol agent on stdio over any Backend.
+        .target(name: "TetherACP", dependencies: [
+            "TetherCore", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "TetherCore", "TetherNet", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH",
+            "TetherCore", "TetherNet", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
 
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"], swiftSettings: strict),
+        .testTarget(name: "TetherACPTests", dependencies: [
+            "TetherACP", "TetherCore", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         .testTarget(name: "TetherNetTests", dependencies: [
             "TetherNet", "TetherSim", .product(name: "FlyingFox", package: "FlyingFox"),
         ], swiftSettings: strict),

@@ -1,0 +1,188 @@
+import Foundation
+import TetherCore
+
+/// `session/prompt`, `session/cancel` and the permission requests a turn raises.
+extension ACPAgent {
+    func prompt(_ params: JSONObject) async throws -> JSONValue {
+        let session = try requireOpenSession(params, for: "session/prompt")
+        let text = try Self.promptText(params["prompt"]?.array ?? [])
+        guard prompts[session] == nil else {
+            throw JSONRPCError.invalidParams("session \(session) already has a prompt running; wait for its answer or send session/cancel")
+        }
+        try requireCapability(.send, "sending a prompt")
+        prompts[session] = PromptRun()
+        let stream = backend.sendAndFollow(SendRequest(session: session, text: text))
+        let follower = Task { await self.follow(stream, session: session) }
+        prompts[session]?.follower = follower
+        let end = await withTaskCancellationHandler {
+            await follower.value
+        } onCancel: {
+            follower.cancel()
+        }
+        prompts[session] = nil
+        // The answer ends the turn for the editor: requests it still has open are moot.
+        perform(permissions.turnEnded(session: session))
+        switch end {
+        case .completed: return ["stopReason": "end_turn"]
+        case .cancelled: return ["stopReason": "cancelled"]
+        case .failed(let error): throw error
+        }
+    }
+
+    /// Streams the turn's events as updates until it ends.
+    private func follow(_ stream: AsyncThrowingStream<Event, any Error>, session: String) async -> PromptEnd {
+        var mapper = SessionUpdateMapper(session: session, mode: .live)
+        do {
+            for try await event in stream {
+                if event.type == .turnStarted, let turn = event.turn, event.session == nil || event.session == session {
+                    turnStarted(turn, session: session)
+                }
+                for action in mapper.map(event) {
+                    switch action {
+                    case .update(let update):
+                        notify(session, update)
+                    case .requestPermission(let ask):
+                        let id = request("session/request_permission", params: ask.params)
+                        permissions.asked(ask, requestID: id)
+                    case .approvalResolved(let approval):
+                        perform(permissions.resolved(approvalID: approval))
+                    case .approvalNotAskable(let approval, let reason):
+                        logger.warning("approval \(approval) cannot be put to the editor: \(reason); the turn waits until it is answered where the backend allows (`tether approve \(approval)` or the backend's own client)")
+                    case .turnEnded(let outcome, let error):
+                        if prompts[session]?.cancelRequested == true { return .cancelled }
+                        switch outcome {
+                        case .completed: return .completed
+                        case .cancelled: return .cancelled
+                        case .failed:
+                            return .failed(JSONRPCError(code: JSONRPCError.internalErrorCode,
+                                                        message: "the turn failed: \(error ?? "the backend gave no reason")"))
+                        }
+                    }
+                }
+            }
+            if Task.isCancelled || prompts[session]?.cancelRequested == true { return .cancelled }
+            return .failed(JSONRPCError(code: JSONRPCError.internalErrorCode, message: """
+                the backend's stream ended before the turn completed — the turn may still be running: \
+                follow it with `tether -p \(configuration.profile) events --session \(session) --follow`
+                """))
+        } catch {
+            if prompts[session]?.cancelRequested == true || error is CancellationError { return .cancelled }
+            return .failed(Self.rpcError(error, doing: "the prompt"))
+        }
+    }
+
+    private func turnStarted(_ turn: String, session: String) {
+        guard var run = prompts[session], run.turn == nil else { return }
+        run.turn = turn
+        prompts[session] = run
+        // A cancel that came before the backend named the turn may have found nothing to abort.
+        if run.cancelRequested { abort(session: session, turn: turn) }
+    }
+
+    /// `session/cancel`: abort on the backend; the prompt answers `cancelled` when the turn ends,
+    /// or after `cancelGrace` if the backend does not end it.
+    func cancel(session: String) {
+        guard var run = prompts[session] else {
+            logger.debug("session/cancel for \(session) with no prompt running")
+            return
+        }
+        guard !run.cancelRequested else { return }
+        run.cancelRequested = true
+        prompts[session] = run
+        permissions.sessionCancelled(session)
+        abort(session: session, turn: run.turn)
+        let grace = configuration.cancelGrace
+        spawn {
+            try? await Task.sleep(for: grace)
+            await self.cancelGraceOver(session: session)
+        }
+    }
+
+    private func abort(session: String, turn: String?) {
+        guard backend.capabilities.contains(.abort) else {
+            logger.warning("the \(backend.kind.rawValue) backend cannot abort a turn; the prompt stops following it")
+            return
+        }
+        spawn {
+            do {
+                try await self.backend.abort(session: session, turn: turn)
+            } catch {
+                self.logger.warning("aborting the turn of session \(session) failed: \(error)")
+            }
+        }
+    }
+
+    private func cancelGraceOver(session: String) {
+        guard let run = prompts[session], run.cancelRequested else { return }
+        logger.warning("the backend did not end the cancelled turn of \(session) in time; answering cancelled")
+        run.follower?.cancel()
+    }
+
+    // MARK: Permission answers
+
+    static func permissionAnswer(_ result: JSONValue) -> PermissionRequests.Answer {
+        switch result["outcome"]?["outcome"]?.string {
+        case "selected":
+            guard let option = result["outcome"]?["optionId"]?.string else { return .unreadable }
+            return .selected(optionID: option)
+        case "cancelled": return .cancelled
+        default: return .unreadable
+        }
+    }
+
+    func editorAnswered(id: JSONValue, answer: PermissionRequests.Answer) {
+        guard permissions.isPermissionRequest(id) else {
+            logger.debug("an answer to request \(id.serialized), which is not open; ignored")
+            return
+        }
+        perform(permissions.editorAnswered(requestID: id, answer))
+    }
+
+    func perform(_ actions: [PermissionRequests.Action]) {
+        for action in actions {
+            switch action {
+            case .approve(let approval, let decision):
+                spawn {
+                    do {
+                        _ = try await self.backend.approve(id: approval, answer: ApprovalAnswer(decision: decision))
+                        self.logger.info("approval \(approval): \(decision.rawValue) sent")
+                    } catch {
+                        self.logger.error("answering approval \(approval) with \(decision.rawValue) failed: \(error)")
+                    }
+                }
+            case .withdraw(let requestID):
+                output.send(.notification(method: "$/cancel_request", params: ["requestId": requestID]))
+            }
+        }
+    }
+
+    // MARK: Prompt content
+
+    /// The prompt's text for the backend: text blocks as they are, embedded text resources and
+    /// resource links folded in (the backends take text only).
+    static func promptText(_ blocks: [JSONValue]) throws -> String {
+        var pieces: [String] = []
+        for block in blocks {
+            switch block["type"]?.string {
+            case "text":
+                pieces.append(block["text"]?.string ?? "")
+            case "resource_link":
+                guard let uri = block["uri"]?.string else { continue }
+                pieces.append("@\(uri)")
+            case "resource":
+                let resource = block["resource"]
+                guard let text = resource?["text"]?.string else {
+                    throw JSONRPCError.invalidParams("binary embedded resources are not supported: the backend takes text")
+                }
+                pieces.append("<context uri=\"\(resource?["uri"]?.string ?? "")\">\n\(text)\n</context>")
+            case let type:
+                throw JSONRPCError.invalidParams("\(type ?? "untyped") content is not supported: the backend takes text (promptCapabilities says so)")
+            }
+        }
+        let text = pieces.joined(separator: "\n")
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw JSONRPCError.invalidParams("session/prompt needs some text")
+        }
+        return text
+    }
+}

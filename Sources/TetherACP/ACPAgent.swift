@@ -1,0 +1,167 @@
+import Logging
+import TetherCore
+
+/// `tether acp`: an ACP agent (JSON-RPC 2.0, one message a line) over one profile's `Backend`.
+/// This actor is the thin I/O around the pure parts — `JSONRPCMessage` framing,
+/// `SessionUpdateMapper` for events, `PermissionRequests` for approvals. Each request runs in a
+/// task of its own and is answered by its id, so a long `session/prompt` never holds up others.
+public actor ACPAgent {
+    public struct Configuration: Sendable {
+        /// Reported as `agentInfo.version`.
+        public var version: String
+        /// The profile's name, for `agentInfo.title` and messages.
+        public var profile: String
+        /// The profile pins where sessions live (OpenCode `directory`, CodexMonitor `workspace`):
+        /// `session/new` then ignores the editor's cwd and the backend uses the profile's.
+        public var profilePinsDirectory: Bool
+        /// After `session/cancel`, how long the prompt waits for the backend's cancelled turn
+        /// before answering `cancelled` anyway (the contract allows 10 s).
+        public var cancelGrace: Duration
+
+        public init(version: String, profile: String, profilePinsDirectory: Bool = false,
+                    cancelGrace: Duration = .seconds(8)) {
+            self.version = version
+            self.profile = profile
+            self.profilePinsDirectory = profilePinsDirectory
+            self.cancelGrace = cancelGrace
+        }
+    }
+
+    /// A `session/prompt` in progress.
+    struct PromptRun {
+        var turn: String?
+        var cancelRequested = false
+        var follower: Task<PromptEnd, Never>?
+    }
+
+    enum PromptEnd {
+        case completed, cancelled
+        case failed(JSONRPCError)
+    }
+
+    let configuration: Configuration
+    let backend: any Backend
+    let output: ACPOutput
+    let logger: Logger
+
+    /// Sessions the editor created or loaded on this connection: the only ones it hears about.
+    var openSessions: Set<String> = []
+    var prompts: [String: PromptRun] = [:]
+    var permissions = PermissionRequests()
+    private var nextRequestID: Int64 = 0
+    private var tasks: [Int: Task<Void, Never>] = [:]
+    private var taskCounter = 0
+
+    public init(configuration: Configuration, backend: any Backend, output: ACPOutput, logger: Logger) {
+        self.configuration = configuration
+        self.backend = backend
+        self.output = output
+        self.logger = logger
+    }
+
+    /// Serves until `lines` ends (stdin's EOF), then cancels what is still running and returns
+    /// at once: turns already started go on on the backend.
+    public func serve(_ lines: AsyncStream<String>) async {
+        for await line in lines {
+            if line.allSatisfy(\.isWhitespace) { continue }
+            receive(line)
+        }
+        logger.debug("stdin closed; stopping", metadata: ["running": "\(tasks.count)"])
+        for task in tasks.values { task.cancel() }
+        tasks.removeAll()
+    }
+
+    /// One line of input.
+    func receive(_ line: String) {
+        switch JSONRPCMessage.parse(line: line) {
+        case .invalid(let id, let error):
+            logger.warning("bad input line: \(error.message)")
+            output.send(.errorResponse(id: id, error: error))
+        case .message(.request(let id, let method, let params)):
+            spawn { await self.answer(id: id, method: method, params: params) }
+        case .message(.notification(let method, let params)):
+            notification(method, params?.object ?? [:])
+        case .message(.response(let id, let result)):
+            editorAnswered(id: id, answer: Self.permissionAnswer(result))
+        case .message(.errorResponse(let id, let error)):
+            logger.info("the editor answered request \(id.serialized) with error \(error.code): \(error.message)")
+            editorAnswered(id: id, answer: .unreadable)
+        }
+    }
+
+    /// Runs `body` as a task that EOF cancels.
+    func spawn(_ body: @escaping @Sendable () async -> Void) {
+        taskCounter += 1
+        let key = taskCounter
+        tasks[key] = Task {
+            await body()
+            await self.taskFinished(key)
+        }
+    }
+
+    private func taskFinished(_ key: Int) { tasks[key] = nil }
+
+    private func answer(id: JSONValue, method: String, params: JSONValue?) async {
+        let params = params?.object ?? [:]
+        do {
+            let result = try await dispatch(method, params)
+            output.send(.response(id: id, result: result))
+        } catch let error as JSONRPCError {
+            output.send(.errorResponse(id: id, error: error))
+        } catch {
+            output.send(.errorResponse(id: id, error: Self.rpcError(error, doing: method)))
+        }
+    }
+
+    private func dispatch(_ method: String, _ params: JSONObject) async throws -> JSONValue {
+        switch method {
+        case "initialize": return initialize(params)
+        case "session/new": return try await newSession(params)
+        case "session/load": return try await loadSession(params)
+        case "session/list": return try await listSessions(params)
+        case "session/prompt": return try await prompt(params)
+        default: throw JSONRPCError.methodNotFound(method)
+        }
+    }
+
+    private func notification(_ method: String, _ params: JSONObject) {
+        switch method {
+        case "session/cancel":
+            guard let session = params["sessionId"]?.string else {
+                logger.warning("session/cancel without a sessionId; ignored")
+                return
+            }
+            cancel(session: session)
+        default:
+            // Notifications get no answer, not even "method not found" (JSON-RPC 2.0 §4.1).
+            logger.debug("ignoring notification \(method)")
+        }
+    }
+
+    // MARK: Output
+
+    func notify(_ session: String, _ update: JSONObject) {
+        output.send(.notification(method: "session/update",
+                                  params: ["sessionId": .string(session), "update": .object(update)]))
+    }
+
+    func request(_ method: String, params: JSONValue) -> JSONValue {
+        nextRequestID += 1
+        let id = JSONValue.int(nextRequestID)
+        output.send(.request(id: id, method: method, params: params))
+        return id
+    }
+
+    /// Any failure as a JSON-RPC error that says what failed and what to do.
+    static func rpcError(_ error: any Error, doing what: String) -> JSONRPCError {
+        switch error {
+        case let error as JSONRPCError: return error
+        case let error as TetherError: return .backend(error, doing: what)
+        case is CancellationError:
+            return JSONRPCError(code: JSONRPCError.internalErrorCode, message: "\(what) was cancelled: tether acp is stopping")
+        default:
+            return JSONRPCError(code: JSONRPCError.internalErrorCode,
+                                message: "\(what) failed: \(error) — run `tether check` for this profile to see whether the backend is reachable")
+        }
+    }
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# `tether acp` against a real ACP client: PyPI's agent-client-protocol (the Python implementation
+# of ACP), driving `tether acp -p PROFILE` against each agent simulator (OpenCode, Codex Worker,
+# CodexMonitor) as an editor would (acp_driver.py). Loopback only; PyPI is the only download.
+# Last line: "N passed, N failed"; exit status non-zero on any failure.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+BUILD="$ROOT/.build-acp"
+ACP_VERSION="0.12.1"
+PASSED=0
+FAILED=0
+pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
+finish() {
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
+    exit $?
+}
+
+mkdir -p "$BUILD"
+# 1. The client library from PyPI, in a venv (idempotent, quiet).
+VENV="$BUILD/venv"
+if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('agent-client-protocol') != '$ACP_VERSION')" 2>/dev/null; then
+    python3 -m venv "$VENV" >/dev/null 2>&1 || { fail "python3 -m venv"; finish; }
+    timeout 600 "$VENV/bin/pip" install -q --disable-pip-version-check "agent-client-protocol==$ACP_VERSION" >"$BUILD/pip.log" 2>&1 \
+        || { cat "$BUILD/pip.log"; fail "pip install agent-client-protocol==$ACP_VERSION"; finish; }
+fi
+pass "agent-client-protocol $ACP_VERSION installed in $VENV"
+
+TETHER="${TETHER_BIN:-$(swift build --show-bin-path)/tether}"
+[ -x "$TETHER" ] || { fail "tether binary not found at $TETHER (run swift build)"; finish; }
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/tether-acp.XXXXXX")"
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+    if [ "$FAILED" -eq 0 ] && [ -z "${KEEP_ACP:-}" ]; then rm -rf "$WORK"; else echo "logs kept in $WORK"; fi
+}
+trap cleanup EXIT
+
+wait_for() { # wait_for SECONDS COMMAND...
+    local deadline=$((SECONDS + $1)); shift
+    until "$@"; do
+        [ "$SECONDS" -ge "$deadline" ] && return 1
+        sleep 0.1
+    done
+}
+
+# 2. The simulators, each with a secret the profiles read from a file (it must never be printed).
+start_sim() { # start_sim NAME BACKEND SECRET
+    printf '%s' "$3" >"$WORK/$1.secret"
+    chmod 600 "$WORK/$1.secret"
+    "$TETHER" simulate "$2" --listen 127.0.0.1:0 --pacing 5 --token "$3" >"$WORK/$1.out" 2>"$WORK/$1.err" &
+    PIDS+=($!)
+    wait_for 20 grep -qs ':' "$WORK/$1.out" || { cat "$WORK/$1.err"; fail "$2 simulator did not start"; finish; }
+}
+OC_SECRET="oc-pw-$RANDOM$RANDOM"
+CW_SECRET="cw-token-$RANDOM$RANDOM"
+CM_SECRET="cm-token-$RANDOM$RANDOM"
+start_sim oc opencode "$OC_SECRET"
+start_sim cw codex-worker "$CW_SECRET"
+start_sim cm codexmonitor "$CM_SECRET"
+
+CONFIG="$WORK/tether.toml"
+cat >"$CONFIG" <<TOML
+[profiles.oc]
+backend = "opencode"
+url = "$(head -n 1 "$WORK/oc.out")"
+password = { file = "$WORK/oc.secret" }
+
+[profiles.cw]
+backend = "codex-worker"
+url = "$(head -n 1 "$WORK/cw.out")"
+token = { file = "$WORK/cw.secret" }
+
+[profiles.cm]
+backend = "codexmonitor"
+address = "$(head -n 1 "$WORK/cm.out")"
+token = { file = "$WORK/cm.secret" }
+workspace = "ws-1"
+
+# No workspace: session/new looks for the one whose path is the editor's cwd.
+[profiles.cm-any]
+backend = "codexmonitor"
+address = "$(head -n 1 "$WORK/cm.out")"
+token = { file = "$WORK/cm.secret" }
+
+# Nothing listens on port 9 (discard) on loopback: a backend that is down.
+[profiles.oc-down]
+backend = "opencode"
+url = "http://127.0.0.1:9"
+TOML
+chmod 600 "$CONFIG"
+mkdir -p "$WORK/project"
+
+# 3. One editor session per backend. The prompts pick each simulator's scripted turns: a plain
+# reply, a command behind an approval, and (CodexMonitor) a turn that streams until interrupted.
+drive() { # drive PROFILE BACKEND SECRET PLAIN APPROVAL CANCEL FAIL [DRIVER ARGS...]
+    mkdir -p "$WORK/logs-$1"
+    timeout 240 "$VENV/bin/python" "$ROOT/Tests/ACP/acp_driver.py" --tether "$TETHER" --config "$CONFIG" \
+        --profile "$1" --backend "$2" --cwd "$WORK/project" --logs "$WORK/logs-$1" --secret "$3" \
+        --plain "$4" --approval "$5" --cancel "$6" --fail "$7" "${@:8}" >"$WORK/driver-$1.out" 2>"$WORK/driver-$1.err"
+    local status=$?
+    while IFS= read -r line; do
+        case "$line" in
+            PASS:*) pass "${line#PASS: }" ;;
+            FAIL:*) fail "${line#FAIL: }" ;;
+        esac
+    done <"$WORK/driver-$1.out"
+    if [ "$status" -ne 0 ] && ! grep -q '^FAIL:' "$WORK/driver-$1.out"; then
+        tail -n 20 "$WORK/driver-$1.err"; fail "[$2] the driver exited $status"
+    fi
+}
+START=$SECONDS
+drive oc opencode "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail" --dead-profile oc-down
+drive cw codex-worker "$CW_SECRET" "say hello" "run the command" "run the command" "this will fail"
+drive cm codexmonitor "$CM_SECRET" "say hello" "run the tests" "please wait" "this will fail" --refusing-profile cm-any
+echo "ran in $((SECONDS - START)) s"
+finish

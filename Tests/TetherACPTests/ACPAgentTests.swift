@@ -1,0 +1,209 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import TetherCore
+@testable import TetherACP
+
+/// A backend that plays a scripted turn: the agent's I/O without a network.
+final class ScriptedBackend: Backend, Sendable {
+    struct State {
+        var turn: [Event] = []
+        /// Leave the turn's stream open after the script (a backend that ignores `abort`).
+        var hang = false
+        var listDelay: Duration = .zero
+        var aborted: [String?] = []
+        var approved: [(String, Decision)] = []
+    }
+
+    let state: Mutex<State>
+    init(_ state: State = State()) { self.state = Mutex(state) }
+
+    var kind: BackendKind { .codexWorker }
+    var capabilities: BackendCapabilities { [.sessions, .createSession, .history, .send, .events, .approvals, .abort] }
+
+    func check() async throws -> CheckReport { CheckReport(endpoint: "test", reachable: true, authenticated: true) }
+    func listSessions(_ request: SessionListRequest) async throws -> [Session] {
+        try await Task.sleep(for: state.withLock { $0.listDelay })
+        return [Session(id: "s1", title: "one", directory: "/p")]
+    }
+    func createSession(_ request: SessionCreateRequest) async throws -> Session { Session(id: "s1", directory: request.directory) }
+    func session(id: String) async throws -> Session {
+        guard id == "s1" else { throw TetherError(.notFound, "thread \(id) not found", hint: "list them") }
+        return Session(id: id)
+    }
+    func history(session: String, limit: Int?) async throws -> [Event] { [] }
+    func send(_ request: SendRequest) async throws -> SendReceipt { SendReceipt(session: request.session, turn: "t1") }
+    func sendAndFollow(_ request: SendRequest) -> AsyncThrowingStream<Event, any Error> {
+        let (events, hang) = state.withLock { ($0.turn, $0.hang) }
+        return AsyncThrowingStream { continuation in
+            for event in events { continuation.yield(event) }
+            if !hang { continuation.finish() }
+        }
+    }
+    func events(_ request: EventsRequest) -> AsyncThrowingStream<Event, any Error> { AsyncThrowingStream { $0.finish() } }
+    func pendingApprovals(session: String?) async throws -> [Approval] { [] }
+    func approve(id: String, answer: ApprovalAnswer) async throws -> Event {
+        state.withLock { $0.approved.append((id, answer.decision)) }
+        return .approvalResolved(id: id, session: "s1", turn: "t1", decision: answer.decision.rawValue)
+    }
+    func abort(session: String, turn: String?) async throws { state.withLock { $0.aborted.append(turn) } }
+}
+
+/// Every line the agent wrote, parsed.
+final class ReceivedLines: Sendable {
+    let lines = Mutex<[JSONValue]>([])
+}
+
+/// The agent on in-memory stdio.
+struct AgentHarness {
+    let input: AsyncStream<String>.Continuation
+    let received = ReceivedLines()
+    let served: Task<Void, Never>
+
+    init(_ backend: ScriptedBackend, cancelGrace: Duration = .seconds(8)) {
+        let (stream, input) = AsyncStream<String>.makeStream()
+        self.input = input
+        let lines = received
+        let output = ACPOutput { bytes in
+            let text = String(decoding: bytes, as: UTF8.self)
+            lines.lines.withLock { $0.append(try! JSONParser.parse(text)) }
+        }
+        let agent = ACPAgent(configuration: .init(version: "test", profile: "p", cancelGrace: cancelGrace),
+                             backend: backend, output: output, logger: Logger(label: "test"))
+        served = Task { await agent.serve(stream) }
+    }
+
+    func send(_ line: String) { input.yield(line) }
+
+    /// The first line that matches, waiting up to 5 s.
+    func wait(for predicate: (JSONValue) -> Bool) async -> JSONValue? {
+        for _ in 0..<500 {
+            if let line = received.lines.withLock({ $0.first(where: predicate) }) { return line }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
+    func response(_ id: Int64) async -> JSONValue? {
+        await wait { $0["id"] == .int(id) && $0["method"] == nil }
+    }
+}
+
+@Suite struct ACPAgentTests {
+    @Test func concurrentRequestsAreAnsweredByIDAsTheyFinish() async throws {
+        let harness = AgentHarness(ScriptedBackend(.init(listDelay: .milliseconds(300))))
+        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}"#)
+        harness.send(#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}"#)
+        let list = try #require(await harness.response(1))
+        #expect(list["result"]?["sessions"]?[0]?["sessionId"] == "s1")
+        let ids = harness.received.lines.withLock { $0.compactMap { $0["id"] } }
+        #expect(ids == [2, 1])
+        harness.input.finish()
+        await harness.served.value
+    }
+
+    @Test func aPromptNeedsAnOpenSession() async throws {
+        let harness = AgentHarness(ScriptedBackend())
+        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
+        let answer = try #require(await harness.response(1))
+        #expect(answer["error"]?["code"] == -32602)
+        #expect(answer["error"]?["message"]?.string?.contains("call session/new or session/load first") == true)
+        harness.input.finish()
+        await harness.served.value
+    }
+
+    @Test func aTurnStreamsOnlyItsSessionAndEndsTheTurn() async throws {
+        let backend = ScriptedBackend(.init(turn: [
+            .turnStarted(session: "s1", turn: "t1"),
+            .partDelta(session: "s1", turn: "t1", part: "p1", kind: .text, delta: "Hello"),
+            .partDelta(session: "other", turn: "t9", part: "p9", kind: .text, delta: "not yours"),
+            .turnCompleted(session: "s1", turn: "t1", outcome: .completed),
+        ]))
+        let harness = AgentHarness(backend)
+        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
+        _ = try #require(await harness.response(1))
+        harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
+        let answer = try #require(await harness.response(2))
+        #expect(answer["result"]?["stopReason"] == "end_turn")
+        let updates = harness.received.lines.withLock { $0.filter { $0["method"] == "session/update" } }
+        #expect(updates.count == 1)
+        #expect(updates.first?["params"]?["update"]?["content"]?["text"] == "Hello")
+        harness.input.finish()
+        await harness.served.value
+    }
+
+    @Test func aFailedTurnIsAnErrorWithTheBackendsMessage() async throws {
+        let harness = AgentHarness(ScriptedBackend(.init(turn: [
+            .turnCompleted(session: "s1", turn: "t1", outcome: .failed, error: "APIError: rate limited"),
+        ])))
+        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
+        _ = try #require(await harness.response(1))
+        harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
+        let answer = try #require(await harness.response(2))
+        #expect(answer["error"]?["message"] == "the turn failed: APIError: rate limited")
+        harness.input.finish()
+        await harness.served.value
+    }
+
+    @Test func cancelAbortsAndAnswersCancelledEvenWhenTheBackendNeverEndsTheTurn() async throws {
+        let backend = ScriptedBackend(.init(turn: [.turnStarted(session: "s1", turn: "t1")], hang: true))
+        let harness = AgentHarness(backend, cancelGrace: .milliseconds(200))
+        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
+        _ = try #require(await harness.response(1))
+        harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
+        try await Task.sleep(for: .milliseconds(100))
+        let start = ContinuousClock.now
+        harness.send(#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#)
+        let answer = try #require(await harness.response(2))
+        #expect(answer["result"]?["stopReason"] == "cancelled")
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(backend.state.withLock { $0.aborted } == ["t1"])
+        harness.input.finish()
+        await harness.served.value
+    }
+
+    @Test func theEditorsAnswerIsSentOnceAndALateOneAfterResolutionIsNot() async throws {
+        let approval = Approval(id: "t1~a1", session: "s1", turn: "t1", kind: .command, title: "Run ls", command: "ls",
+                                options: [.accept, .acceptForSession, .decline, .cancel], risk: .low, extra: ["item": "c1"])
+        let backend = ScriptedBackend(.init(turn: [.approvalRequested(approval)], hang: true))
+        let harness = AgentHarness(backend, cancelGrace: .milliseconds(200))
+        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
+        _ = try #require(await harness.response(1))
+        harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
+        let request = try #require(await harness.wait { $0["method"] == "session/request_permission" })
+        let toolCall = try #require(await harness.wait { $0["params"]?["update"]?["sessionUpdate"] == "tool_call" })
+        #expect(toolCall["params"]?["update"]?["toolCallId"] == "c1")
+        let id = try #require(request["id"]?.int)
+        harness.send(#"{"jsonrpc":"2.0","id":\#(id),"result":{"outcome":{"outcome":"selected","optionId":"accept_for_session"}}}"#)
+        harness.send(#"{"jsonrpc":"2.0","id":\#(id),"result":{"outcome":{"outcome":"selected","optionId":"decline"}}}"#)
+        try await Task.sleep(for: .milliseconds(200))
+        let approved = backend.state.withLock { $0.approved.map { "\($0.0) \($0.1.rawValue)" } }
+        #expect(approved == ["t1~a1 accept_for_session"])
+        harness.input.finish()
+        await harness.served.value
+    }
+
+    @Test func eofEndsServingWhileATurnIsRunning() async throws {
+        let backend = ScriptedBackend(.init(turn: [.turnStarted(session: "s1", turn: "t1")], hang: true))
+        let harness = AgentHarness(backend)
+        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
+        _ = try #require(await harness.response(1))
+        harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
+        try await Task.sleep(for: .milliseconds(100))
+        let start = ContinuousClock.now
+        harness.input.finish()
+        await harness.served.value
+        #expect(ContinuousClock.now - start < .seconds(1))
+    }
+
+    @Test func loadingAnUnknownSessionSaysWhatFailed() async throws {
+        let harness = AgentHarness(ScriptedBackend())
+        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"nope","cwd":"/p","mcpServers":[]}}"#)
+        let answer = try #require(await harness.response(1))
+        #expect(answer["error"]?["code"] == -32002)
+        #expect(answer["error"]?["message"] == "loading session nope failed: thread nope not found — list them")
+        harness.input.finish()
+        await harness.served.value
+    }
+}

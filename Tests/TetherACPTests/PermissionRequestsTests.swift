@@ -1,0 +1,64 @@
+import Testing
+import TetherCore
+@testable import TetherACP
+
+@Suite struct PermissionRequestsTests {
+    let ask = PermissionAsk(approvalID: "job~appr", session: "s", toolCall: ["toolCallId": "call_1"],
+                            options: PermissionAsk.options(for: [.accept, .acceptForSession, .decline]),
+                            accepted: [.accept, .acceptForSession, .acceptWithAmendment, .decline, .cancel])
+
+    @Test func optionsMapDecisionsToACPKinds() {
+        let options = PermissionAsk.options(for: [.accept, .acceptForSession, .acceptWithAmendment, .decline, .cancel])
+        #expect(options.map(\.kind) == ["allow_once", "allow_always", "reject_once"])
+        #expect(options.map(\.optionID) == ["accept", "accept_for_session", "decline"])
+    }
+
+    @Test(arguments: [("accept", Decision.accept), ("accept_for_session", .acceptForSession), ("decline", .decline)])
+    func theSelectedOptionIsSentExactlyOnce(option: String, decision: Decision) {
+        var requests = PermissionRequests()
+        requests.asked(ask, requestID: 1)
+        #expect(requests.editorAnswered(requestID: 1, .selected(optionID: option)) == [.approve(approvalID: "job~appr", decision: decision)])
+        #expect(requests.editorAnswered(requestID: 1, .selected(optionID: option)).isEmpty)
+        #expect(requests.resolved(approvalID: "job~appr").isEmpty)
+    }
+
+    @Test func anApprovalResolvedElsewhereWithdrawsTheRequestAndALateAnswerSendsNothing() {
+        var requests = PermissionRequests()
+        requests.asked(ask, requestID: 2)
+        #expect(requests.resolved(approvalID: "job~appr") == [.withdraw(requestID: 2)])
+        #expect(requests.editorAnswered(requestID: 2, .selected(optionID: "accept")).isEmpty)
+        #expect(requests.resolved(approvalID: "job~appr").isEmpty)
+    }
+
+    @Test func aCancelledAnswerOutsideSessionCancelDeclines() {
+        var requests = PermissionRequests()
+        requests.asked(ask, requestID: 3)
+        #expect(requests.editorAnswered(requestID: 3, .cancelled) == [.approve(approvalID: "job~appr", decision: .decline)])
+    }
+
+    @Test func cancelledAnswersThatArePartOfSessionCancelSendNothing() {
+        var requests = PermissionRequests()
+        requests.asked(ask, requestID: 4)
+        requests.sessionCancelled("s")
+        #expect(requests.editorAnswered(requestID: 4, .cancelled).isEmpty)
+    }
+
+    @Test func theTurnsEndWithdrawsOpenRequestsOfThatSessionOnly() {
+        var requests = PermissionRequests()
+        requests.asked(ask, requestID: 5)
+        var other = ask
+        other.session = "t"
+        other.approvalID = "other"
+        requests.asked(other, requestID: 6)
+        #expect(requests.turnEnded(session: "s") == [.withdraw(requestID: 5)])
+        #expect(requests.editorAnswered(requestID: 5, .selected(optionID: "accept")).isEmpty)
+        #expect(requests.editorAnswered(requestID: 6, .selected(optionID: "accept")) == [.approve(approvalID: "other", decision: .accept)])
+    }
+
+    @Test func anUnknownOptionOrAnUnreadableAnswerDeclines() {
+        var requests = PermissionRequests()
+        requests.asked(ask, requestID: 7)
+        #expect(requests.editorAnswered(requestID: 7, .selected(optionID: "bogus")) == [.approve(approvalID: "job~appr", decision: .decline)])
+        #expect(!requests.isPermissionRequest(8))
+    }
+}
