@@ -31,11 +31,13 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2", providers: [.apt(["libssh2-1-dev"])]),
 
+        // The bounded batch hand-off every stream uses (network threads, adapters, the CLI).
+        .target(name: "TetherStreaming", swiftSettings: strict),
         // Domain: sessions, turns, parts, approvals, events, the Backend protocol, the JSONL codec.
-        .target(name: "TetherCore", swiftSettings: strict),
+        .target(name: "TetherCore", dependencies: ["TetherStreaming"], swiftSettings: strict),
         // Transport: libcurl HTTP + streaming, SSE decoding, line framing, reconnect policy.
         .target(name: "TetherNet", dependencies: [
-            "CCurl", "TetherCore", .product(name: "Logging", package: "swift-log"),
+            "CCurl", "TetherCore", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Tunnel: libssh2 direct-tcpip behind a loopback listener.
         .target(name: "TetherSSH", dependencies: ["CLibSSH2", .product(name: "Logging", package: "swift-log")],
@@ -74,6 +76,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
 
+        .testTarget(name: "TetherStreamingTests", dependencies: ["TetherStreaming"], swiftSettings: strict),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"], swiftSettings: strict),
         .testTarget(name: "TetherACPTests", dependencies: [
             "TetherACP", "TetherCore", .product(name: "Logging", package: "swift-log"),

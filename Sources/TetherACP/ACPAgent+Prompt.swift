@@ -30,7 +30,7 @@ extension ACPAgent {
     }
 
     /// Streams the turn's events as updates until it ends.
-    private func follow(_ stream: AsyncThrowingStream<Event, any Error>, session: String) async -> PromptEnd {
+    private func follow(_ stream: EventStream, session: String) async -> PromptEnd {
         var mapper = SessionUpdateMapper(session: session, mode: .live)
         do {
             for try await event in stream {

@@ -279,12 +279,12 @@ public struct CodexMonitorBackend: Backend {
         return SendReceipt(session: request.session, turn: turn, data: .compact(["status": JSONValue(result["turn"]?["status"]?.string)]))
     }
 
-    public func sendAndFollow(_ request: SendRequest) -> AsyncThrowingStream<Event, any Error> {
+    public func sendAndFollow(_ request: SendRequest) -> EventStream {
         CodexMonitorEventStream(backend: self, request: EventsRequest(session: request.session, follow: true, untilTurnCompletes: true),
                                 sendOnReady: request).run()
     }
 
-    public func events(_ request: EventsRequest) -> AsyncThrowingStream<Event, any Error> {
+    public func events(_ request: EventsRequest) -> EventStream {
         CodexMonitorEventStream(backend: self, request: request, sendOnReady: nil).run()
     }
 

@@ -18,7 +18,7 @@ struct CodexMonitorEventStream: Sendable {
     private var configuration: CodexMonitorBackend.Configuration { backend.configuration }
     private var logger: Logger { backend.logger }
 
-    func run() -> AsyncThrowingStream<Event, any Error> {
+    func run() -> EventStream {
         EventChannel.stream { channel in try await pump(channel) }
     }
 

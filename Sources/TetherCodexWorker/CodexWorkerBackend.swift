@@ -196,7 +196,7 @@ public struct CodexWorkerBackend: Backend {
         }
     }
 
-    public func sendAndFollow(_ request: SendRequest) -> AsyncThrowingStream<Event, any Error> {
+    public func sendAndFollow(_ request: SendRequest) -> EventStream {
         EventChannel.stream { channel in
             let receipt = try await send(request)
             // The job keeps its events, so following from its start after the send loses nothing.
@@ -206,7 +206,7 @@ public struct CodexWorkerBackend: Backend {
         }
     }
 
-    public func events(_ request: EventsRequest) -> AsyncThrowingStream<Event, any Error> {
+    public func events(_ request: EventsRequest) -> EventStream {
         EventChannel.stream { channel in
             try await CodexWorkerEventStream(backend: self, request: request).run { try await channel.send($0) }
         }

@@ -16,28 +16,22 @@ import TetherNet
 /// shows what was pushed to mobile and not shown yet, oldest first. Best effort: a desktop that
 /// does not answer `notification.*` just gets no resync.
 extension NotificationRelayBackend {
-    public func watch() -> AsyncThrowingStream<Event, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Event.self)
-        let task = Task {
+    public func watch() -> EventStream {
+        EventChannel.stream { output in
             do {
-                try await surface { try await runWatch(continuation) }
-                continuation.finish()
+                try await surface { try await runWatch(output) }
             } catch is CancellationError {
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
+                // The consumer went away: the end, not a failure.
             }
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 
-    private func runWatch(_ output: AsyncThrowingStream<Event, any Error>.Continuation) async throws {
+    private func runWatch(_ output: EventChannel) async throws {
         let peerID = try stablePeerID()
         let endpoint = configuration.url
         var policy = ReconnectPolicy(configuration: configuration.reconnect)
         let ledger = NotificationWatchLedger()
-        output.yield(.connection(.connecting, attempt: 1, endpoint: endpoint))
+        try await output.send(.connection(.connecting, attempt: 1, endpoint: endpoint))
         // Read before our registration exists, so a push made after it can never hide in the baseline.
         if let page = try? await withDesktop({ session, desktop in try await historyPage(0, session: session, desktop: desktop) }) {
             await ledger.setBaseline(page)
@@ -51,16 +45,16 @@ extension NotificationRelayBackend {
                 // Registered: the relay answered, so the next drop is a fresh failure (the
                 // schedule starts over), as a stream that delivered data is.
                 policy.madeProgress()
-                output.yield(.connection(.connected, endpoint: endpoint))
-                reason = await pump(session, into: output, ledger: ledger)
+                try await output.send(.connection(.connected, endpoint: endpoint))
+                reason = try await pump(session, into: output, ledger: ledger)
             } catch let unreachable as DesktopUnreachable {
                 reason = unreachable.error.message
             }
             if Task.isCancelled { return }
             switch policy.failed(.transportError, at: .now) {
             case .reconnect(let delay, let attempt):
-                output.yield(.connection(.reconnecting, attempt: attempt, endpoint: endpoint,
-                                         reason: "\(reason); retrying in \(delay.secondsText)"))
+                try await output.send(.connection(.reconnecting, attempt: attempt, endpoint: endpoint,
+                                                  reason: "\(reason); retrying in \(delay.secondsText)"))
                 try await Task.sleep(for: delay)
             case .stop(let stop):
                 throw TetherError(.unavailable, "gave up on the signaling relay at \(endpoint) (\(stop)): \(reason)", retryable: true)
@@ -70,14 +64,15 @@ extension NotificationRelayBackend {
 
 
     /// Emits the session's notifications until it ends; returns why it ended.
-    private func pump(_ session: NotificationRelaySession, into output: AsyncThrowingStream<Event, any Error>.Continuation,
-                      ledger: NotificationWatchLedger) async -> String {
+    private func pump(_ session: NotificationRelaySession, into output: EventChannel,
+                      ledger: NotificationWatchLedger) async throws -> String {
         let housekeeping = Task {
             // Best effort: with no desktop online there is nothing to send the queue to.
             guard let desktop = try? await resolveDesktop(session) else { return }
-            await resync(session, desktop: desktop, ledger: ledger, output: output)
+            try await resync(session, desktop: desktop, ledger: ledger, output: output)
             await drainQueue(session, desktop: desktop)
         }
+        defer { housekeeping.cancel() }
         for await (event, raw) in session.events {
             guard let notification = NotificationWire.notification(from: event) else {
                 logger.debug("ignoring a pushed event", metadata: ["event": "\(event.name)"])
@@ -87,7 +82,7 @@ extension NotificationRelayBackend {
                 logger.debug("dropping a notification already shown", metadata: ["id": "\(notification.id)"])
                 continue
             }
-            output.yield(.notificationReceived(notification, raw: raw))
+            try await output.send(.notificationReceived(notification, raw: raw))
         }
         housekeeping.cancel()
         if Task.isCancelled {
@@ -115,7 +110,7 @@ extension NotificationRelayBackend {
     /// Pages back through the desktop's history (at most `historyPages`) until the rows are older than
     /// what the ledger knows complete, and shows what was pushed to mobile and missed, oldest first.
     private func resync(_ session: NotificationRelaySession, desktop: String, ledger: NotificationWatchLedger,
-                        output: AsyncThrowingStream<Event, any Error>.Continuation) async {
+                        output: EventChannel) async throws {
         var missed: [TetherCore.Notification] = []
         var newest: Double?
         var complete = false
@@ -142,8 +137,8 @@ extension NotificationRelayBackend {
         if complete { await ledger.confirm(through: newest) }
         for notification in missed.reversed() {
             logger.info("showing a notification missed while disconnected", metadata: ["id": "\(notification.id)"])
-            output.yield(.notificationReceived(notification))
         }
+        try await output.send(contentsOf: missed.reversed().map { .notificationReceived($0) })
     }
 }
 

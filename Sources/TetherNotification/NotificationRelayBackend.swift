@@ -141,20 +141,11 @@ public struct NotificationRelayBackend: NotificationBackend {
 
     /// `events --follow` is `notifications watch`; without `--follow`, the current
     /// notifications (newest first) as `notification.received` lines.
-    public func events(_ request: EventsRequest) -> AsyncThrowingStream<Event, any Error> {
+    public func events(_ request: EventsRequest) -> EventStream {
         if request.follow { return watch() }
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    for notification in try await listNotifications(unreadOnly: false, limit: nil, offset: nil) {
-                        continuation.yield(.notificationReceived(notification))
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        return EventChannel.stream { output in
+            let notifications = try await listNotifications(unreadOnly: false, limit: nil, offset: nil)
+            try await output.send(contentsOf: notifications.map { .notificationReceived($0) })
         }
     }
 

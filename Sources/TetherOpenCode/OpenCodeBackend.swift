@@ -161,12 +161,12 @@ public struct OpenCodeBackend: Backend {
                            data: ["note": "the turn's id is the user message's, announced by turn.started"])
     }
 
-    public func sendAndFollow(_ request: SendRequest) -> AsyncThrowingStream<Event, any Error> {
+    public func sendAndFollow(_ request: SendRequest) -> EventStream {
         OpenCodeEventStream(backend: self, request: EventsRequest(session: request.session, follow: true, untilTurnCompletes: true),
                             sendOnReady: request).run()
     }
 
-    public func events(_ request: EventsRequest) -> AsyncThrowingStream<Event, any Error> {
+    public func events(_ request: EventsRequest) -> EventStream {
         OpenCodeEventStream(backend: self, request: request, sendOnReady: nil).run()
     }
 

@@ -16,7 +16,7 @@ struct OpenCodeEventStream: Sendable {
     private var client: OpenCodeClient { backend.client }
     private var logger: Logger { backend.logger }
 
-    func run() -> AsyncThrowingStream<Event, any Error> {
+    func run() -> EventStream {
         EventChannel.stream { channel in try await pump(channel) }
     }
 

@@ -34,14 +34,14 @@ final class ScriptedBackend: Backend, Sendable {
     }
     func history(session: String, limit: Int?) async throws -> [Event] { [] }
     func send(_ request: SendRequest) async throws -> SendReceipt { SendReceipt(session: request.session, turn: "t1") }
-    func sendAndFollow(_ request: SendRequest) -> AsyncThrowingStream<Event, any Error> {
+    func sendAndFollow(_ request: SendRequest) -> EventStream {
         let (events, hang) = state.withLock { ($0.turn, $0.hang) }
-        return AsyncThrowingStream { continuation in
+        return EventStream(AsyncThrowingStream { continuation in
             for event in events { continuation.yield(event) }
             if !hang { continuation.finish() }
-        }
+        })
     }
-    func events(_ request: EventsRequest) -> AsyncThrowingStream<Event, any Error> { AsyncThrowingStream { $0.finish() } }
+    func events(_ request: EventsRequest) -> EventStream { EventStream([]) }
     func pendingApprovals(session: String?) async throws -> [Approval] { [] }
     func approve(id: String, answer: ApprovalAnswer) async throws -> Event {
         state.withLock { $0.approved.append((id, answer.decision)) }

@@ -222,7 +222,7 @@ extension CodexMonitorBackend {
 }
 
 /// Collects a stream's events, failing after `timeout`.
-func collect(_ stream: AsyncThrowingStream<Event, any Error>, timeout: Duration = .seconds(10),
+func collect(_ stream: EventStream, timeout: Duration = .seconds(10),
              until stop: @escaping @Sendable (Event) -> Bool = { _ in false }) async throws -> [Event] {
     try await withThrowingTaskGroup(of: [Event]?.self) { group in
         group.addTask {

@@ -61,7 +61,7 @@ import TetherSim
 
     /// The stream's events until it ends, or those so far once `limit` has passed (then the
     /// stream is cancelled): a run that never ends fails its expectations instead of hanging.
-    static func collect(_ stream: AsyncThrowingStream<Event, any Error>, within limit: Duration) async throws -> [Event] {
+    static func collect(_ stream: EventStream, within limit: Duration) async throws -> [Event] {
         try await withThrowingTaskGroup(of: [Event]?.self) { group in
             group.addTask {
                 var events: [Event] = []

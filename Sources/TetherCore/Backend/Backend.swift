@@ -22,10 +22,10 @@ public protocol Backend: Sendable {
 
     /// Start a turn and stream it to its `turn.completed`. Adapters that must subscribe before
     /// sending (so nothing is missed) override the default, which sends then follows.
-    func sendAndFollow(_ request: SendRequest) -> AsyncThrowingStream<Event, any Error>
+    func sendAndFollow(_ request: SendRequest) -> EventStream
 
     /// The normalized event stream.
-    func events(_ request: EventsRequest) -> AsyncThrowingStream<Event, any Error>
+    func events(_ request: EventsRequest) -> EventStream
 
     func pendingApprovals(session: String?) async throws -> [Approval]
     func approve(id: String, answer: ApprovalAnswer) async throws -> Event
@@ -95,20 +95,12 @@ extension Backend {
         throw TetherError.unsupported("archiving sessions", backend: kind)
     }
 
-    public func sendAndFollow(_ request: SendRequest) -> AsyncThrowingStream<Event, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    let receipt = try await send(request)
-                    let stream = events(EventsRequest(session: receipt.session, turn: receipt.turn, follow: true,
-                                                      untilTurnCompletes: true))
-                    for try await event in stream { continuation.yield(event) }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+    public func sendAndFollow(_ request: SendRequest) -> EventStream {
+        EventChannel.stream { channel in
+            let receipt = try await send(request)
+            let stream = events(EventsRequest(session: receipt.session, turn: receipt.turn, follow: true,
+                                              untilTurnCompletes: true))
+            for try await batch in stream.batches { try await channel.send(contentsOf: batch) }
         }
     }
 }
@@ -125,7 +117,7 @@ public protocol NotificationBackend: Backend {
     func sendNotification(title: String, body: String, priority: String?) async throws -> JSONObject
     func push(title: String, body: String, device: String?) async throws -> JSONObject
     func broadcast(title: String, body: String) async throws -> JSONObject
-    func watch() -> AsyncThrowingStream<Event, any Error>
+    func watch() -> EventStream
     /// Commands queued while the desktop was unreachable, oldest first.
     func pendingQueue() -> [JSONObject]
 }

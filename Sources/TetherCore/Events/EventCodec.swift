@@ -17,12 +17,27 @@ public struct EventCodec: Sendable {
     /// Encodes one event as a line, newline included.
     public mutating func encode(_ event: Event) -> [UInt8] {
         writer.reset()
+        append(event)
+        return writer.bytes
+    }
+
+    /// Encodes `events` as consecutive lines into the codec's reused buffer and hands the bytes
+    /// to `body` (one `write(2)` for a whole batch). `profile` and `backend` stand in for events
+    /// that carry none.
+    public mutating func withLines<Result>(_ events: [Event], profile: String? = nil, backend: BackendKind? = nil,
+                                           _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        writer.reset()
+        for event in events { append(event, profile: profile, backend: backend) }
+        return writer.bytes.withUnsafeBytes(body)
+    }
+
+    private mutating func append(_ event: Event, profile: String? = nil, backend: BackendKind? = nil) {
         writer.writeRaw("{\"v\":1,\"type\":")
         writer.writeString(event.type.rawValue)
         writer.writeRaw(",\"ts\":")
-        writer.writeString(Self.timestamp(milliseconds: event.ts))
-        optional("profile", event.profile)
-        optional("backend", event.backend?.rawValue)
+        writeTimestamp(event.ts)
+        optional("profile", event.profile ?? profile)
+        optional("backend", (event.backend ?? backend)?.rawValue)
         optional("session", event.session)
         optional("turn", event.turn)
         optional("part", event.part)
@@ -34,7 +49,19 @@ public struct EventCodec: Sendable {
             writer.write(raw)
         }
         writer.writeRaw("}\n")
-        return writer.bytes
+    }
+
+    /// The last timestamp written: events of one batch mostly share their millisecond.
+    private var lastTimestamp: (milliseconds: Double, text: String)?
+
+    private mutating func writeTimestamp(_ milliseconds: Double) {
+        if let lastTimestamp, lastTimestamp.milliseconds == milliseconds {
+            writer.writeString(lastTimestamp.text)
+            return
+        }
+        let text = Self.timestamp(milliseconds: milliseconds)
+        lastTimestamp = (milliseconds, text)
+        writer.writeString(text)
     }
 
     private mutating func optional(_ key: String, _ value: String?) {

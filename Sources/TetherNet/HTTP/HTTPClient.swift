@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import TetherStreaming
 
 /// HTTP over libcurl: request/response for REST calls, and long-lived streams for SSE.
 /// Each transfer runs on its own thread with its own curl handle, so a handle is never used
@@ -68,75 +69,68 @@ public struct HTTPByteStream: AsyncSequence, Sendable {
     /// Stops the transfer; a pending `next()` ends with `.cancelled`.
     public func cancel() { channel.cancel() }
 
+    /// Chunks one at a time; the hand-off itself moves everything that arrived at once.
     public struct Iterator: AsyncIteratorProtocol {
         let channel: Channel
+        private var ready: [[UInt8]] = []
+        private var index = 0
+
+        init(channel: Channel) { self.channel = channel }
+
         public mutating func next() async throws -> [UInt8]? {
-            try await withTaskCancellationHandler {
-                try await channel.next()
-            } onCancel: { [channel] in
-                channel.cancel()
+            if index == ready.count {
+                guard let batch = try await channel.next() else { return nil }
+                ready = batch
+                index = 0
             }
+            defer {
+                ready[index] = []  // let go of a chunk once handed out
+                index += 1
+            }
+            return ready[index]
+        }
+
+        /// Every chunk that has arrived and not been handed out, waiting for the next when there
+        /// is none; nil at the end.
+        public mutating func nextBatch() async throws -> [[UInt8]]? {
+            if index < ready.count {
+                defer {
+                    ready.removeAll()
+                    index = 0
+                }
+                return Array(ready[index...])
+            }
+            return try await channel.next()
         }
     }
 
-    /// The hand-off between the transfer's thread (producer) and the async consumer.
+    /// The hand-off between the transfer's thread (producer) and the async consumer: a
+    /// `BatchChannel` of chunks, plus the moment the response opened.
     final class Channel: CurlTransfer.StreamSink, @unchecked Sendable {
-        private struct State {
+        private struct Opening {
             var opened: Result<(Int, [String: String]), NetError>?
-            var openedWaiter: CheckedContinuation<Result<(Int, [String: String]), NetError>, Never>?
-            var chunks: [[UInt8]] = []
-            var head = 0
-            var finished = false
-            var error: NetError?
-            var waiter: CheckedContinuation<[UInt8]?, any Error>?
-
-            /// Takes the oldest chunk. The slot it leaves is emptied at once and the consumed
-            /// prefix dropped every `limit` pops: a consumer that is always a little behind never
-            /// empties the queue, and consumed chunks left in the array would be held until the
-            /// stream ended (RSS grew with the stream's length on fast streams).
-            mutating func popChunk(compactingAfter limit: Int) -> [UInt8] {
-                let chunk = chunks[head]
-                chunks[head] = []
-                head += 1
-                if head == chunks.count {
-                    chunks.removeAll(keepingCapacity: true)
-                    head = 0
-                } else if head >= limit {
-                    chunks.removeFirst(head)
-                    head = 0
-                }
-                return chunk
-            }
+            var waiter: CheckedContinuation<Result<(Int, [String: String]), NetError>, Never>?
         }
 
-        /// Chunks the queue still references, consumed or not (test visibility; at most 2 × capacity).
-        var storedChunkCount: Int { state.withLock { $0.chunks.count } }
-
-        private let state = Mutex(State())
-        /// Counts free buffer slots; the producer waits on it (a plain thread, so blocking is fine).
-        private let slots: DispatchSemaphore
-        private let capacity: Int
+        private let opening = Mutex(Opening())
+        let chunks: BatchChannel<[UInt8]>
         nonisolated(unsafe) var control: CurlTransfer.Control?
 
         init(capacity: Int) {
-            self.capacity = Swift.max(1, capacity)
-            // Start at zero and signal up: libdispatch traps if a semaphore is freed below its
-            // initial value, which a cancelled stream can leave it at.
-            slots = DispatchSemaphore(value: 0)
-            for _ in 0..<self.capacity { slots.signal() }
+            chunks = BatchChannel(capacity: capacity)
         }
 
         func cancel() {
             control?.cancel()
-            // Wake a producer blocked on a full buffer so it sees the flag.
-            slots.signal()
+            // Wakes a producer blocked on a full buffer so it sees the flag.
+            chunks.cancel()
         }
 
         func waitUntilOpened() async -> Result<(Int, [String: String]), NetError> {
             await withCheckedContinuation { continuation in
-                let ready: Result<(Int, [String: String]), NetError>? = state.withLock { state in
-                    if let opened = state.opened { return opened }
-                    state.openedWaiter = continuation
+                let ready: Result<(Int, [String: String]), NetError>? = opening.withLock { opening in
+                    if let opened = opening.opened { return opened }
+                    opening.waiter = continuation
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }
@@ -144,11 +138,11 @@ public struct HTTPByteStream: AsyncSequence, Sendable {
         }
 
         private func resolveOpened(_ result: Result<(Int, [String: String]), NetError>) {
-            let waiter: CheckedContinuation<Result<(Int, [String: String]), NetError>, Never>? = state.withLock { state in
-                guard state.opened == nil else { return nil }
-                state.opened = result
-                defer { state.openedWaiter = nil }
-                return state.openedWaiter
+            let waiter: CheckedContinuation<Result<(Int, [String: String]), NetError>, Never>? = opening.withLock { opening in
+                guard opening.opened == nil else { return nil }
+                opening.opened = result
+                defer { opening.waiter = nil }
+                return opening.waiter
             }
             waiter?.resume(returning: result)
         }
@@ -160,62 +154,24 @@ public struct HTTPByteStream: AsyncSequence, Sendable {
         }
 
         func received(_ chunk: UnsafeRawBufferPointer) {
-            slots.wait()
             if control?.cancelled.load(ordering: .relaxed) == true { return }
-            let bytes = [UInt8](chunk)
-            let waiter: CheckedContinuation<[UInt8]?, any Error>? = state.withLock { state in
-                if let waiter = state.waiter {
-                    state.waiter = nil
-                    return waiter
-                }
-                state.chunks.append(bytes)
-                return nil
-            }
-            if let waiter {
-                slots.signal()
-                waiter.resume(returning: bytes)
-            }
+            // The consumer is gone: stop the transfer rather than read into nothing.
+            if !chunks.sendBlocking(contentsOf: [[UInt8](chunk)]) { control?.cancel() }
         }
 
         func finished(_ error: NetError?) {
             resolveOpened(.failure(error ?? NetError(.interrupted, url: "", detail: "the stream ended before it began")))
-            let waiter: CheckedContinuation<[UInt8]?, any Error>? = state.withLock { state in
-                state.finished = true
-                state.error = error
-                defer { state.waiter = nil }
-                return state.chunks.count > state.head ? nil : state.waiter
-            }
-            if let waiter {
-                if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
-            }
+            chunks.finish(throwing: error)
         }
 
         // Consumer side.
 
-        func next() async throws -> [UInt8]? {
+        func next() async throws -> [[UInt8]]? {
             try Task.checkCancellation()
-            return try await withCheckedThrowingContinuation { continuation in
-                enum Outcome { case chunk([UInt8]), end, failure(NetError), wait }
-                let outcome: Outcome = state.withLock { state in
-                    if state.head < state.chunks.count {
-                        let chunk = state.popChunk(compactingAfter: capacity)
-                        return .chunk(chunk)
-                    }
-                    if state.finished {
-                        if let error = state.error { return .failure(error) }
-                        return .end
-                    }
-                    state.waiter = continuation
-                    return .wait
-                }
-                switch outcome {
-                case .chunk(let chunk):
-                    slots.signal()
-                    continuation.resume(returning: chunk)
-                case .end: continuation.resume(returning: nil)
-                case .failure(let error): continuation.resume(throwing: error)
-                case .wait: break
-                }
+            return try await withTaskCancellationHandler {
+                try await chunks.next()
+            } onCancel: {
+                self.cancel()
             }
         }
     }

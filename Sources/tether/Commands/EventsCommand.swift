@@ -24,7 +24,7 @@ struct EventsCommand: AsyncParsableCommand {
                                                   hint: "this backend keeps no replay; use --follow to stream from now on")
                 }
                 let request = EventsRequest(session: session, turn: turn, since: since, follow: follow)
-                for try await event in backend.events(request) { printer.print(event) }
+                try await printer.print(backend.events(request))
             }
         }
     }

@@ -170,7 +170,7 @@ struct NotificationsCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         func run() async throws {
             try await NotificationsCommand.run(options, command: "watch") { backend, printer in
-                for try await event in backend.watch() { printer.print(event) }
+                try await printer.print(backend.watch())
             }
         }
     }

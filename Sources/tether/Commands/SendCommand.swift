@@ -23,9 +23,9 @@ struct SendCommand: AsyncParsableCommand {
                     return
                 }
                 var outcome: String?
-                for try await event in backend.sendAndFollow(request) {
-                    printer.print(event)
-                    if event.type == .turnCompleted { outcome = event.data["status"]?.string }
+                for try await batch in backend.sendAndFollow(request).batches {
+                    printer.print(contentsOf: batch)
+                    if let done = batch.last(where: { $0.type == .turnCompleted }) { outcome = done.data["status"]?.string }
                 }
                 guard let outcome else {
                     throw TetherError(.unavailable, "the stream ended before the turn completed",

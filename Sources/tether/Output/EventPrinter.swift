@@ -22,19 +22,35 @@ final class EventPrinter {
     }
 
     func print(_ event: Event) {
+        print(contentsOf: [event])
+    }
+
+    /// Prints a batch (what one network read brought) with one write: lines are never held
+    /// back for more, and never cost a system call each.
+    func print(contentsOf events: [Event]) {
+        guard !events.isEmpty else { return }
         if !printedAny {
             printedAny = true
             StatusLine.shared.clear()
         }
-        var event = event
-        if event.profile == nil { event.profile = profile }
-        if event.backend == nil { event.backend = backend }
         switch format {
-        case .jsonl: output.write(codec.encode(event))
+        case .jsonl:
+            codec.withLines(events, profile: profile, backend: backend) { output.write($0) }
         case .text:
-            let text = renderer.render(event)
+            var text = ""
+            for event in events {
+                var event = event
+                if event.profile == nil { event.profile = profile }
+                if event.backend == nil { event.backend = backend }
+                text += renderer.render(event)
+            }
             if !text.isEmpty { output.write(text) }
         }
+    }
+
+    /// Prints a whole stream, batch by batch.
+    func print(_ stream: EventStream) async throws {
+        for try await batch in stream.batches { print(contentsOf: batch) }
     }
 
     /// Ends the text view cleanly (a trailing newline after streamed text).

@@ -15,18 +15,20 @@ struct LineOutput: @unchecked Sendable {
     var isTerminal: Bool { isatty(descriptor) == 1 }
 
     func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    // The reader went away (`| head`): stop quietly, as Unix tools do.
-                    if errno == EPIPE { exit(0) }
-                    return
-                }
-                offset += written
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    func write(_ raw: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < raw.count {
+            let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                // The reader went away (`| head`): stop quietly, as Unix tools do.
+                if errno == EPIPE { exit(0) }
+                return
             }
+            offset += written
         }
     }
 
