@@ -76,8 +76,20 @@ public struct CodexWorkerBackend: Backend {
         var sessions = try await api("listing threads") { try await client.get("/v1/threads") }["data"]?.array?
             .compactMap { Self.session(from: $0, archived: false) } ?? []
         if request.includeArchived {
-            sessions += try await api("listing archived threads") { try await client.get("/v1/threads?archived=true") }["data"]?
-                .array?.compactMap { Self.session(from: $0, archived: true) } ?? []
+            do {
+                let archived = try await client.get("/v1/threads?archived=true")["data"]?.array?
+                    .compactMap { Self.session(from: $0, archived: true) } ?? []
+                // A worker that predates archiving ignores the query and lists the active threads again.
+                let active = Set(sessions.map(\.id))
+                sessions += archived.filter { !active.contains($0.id) }
+            } catch let error as CodexWorkerClient.APIError
+                where MissingRoute.matches(error) || ["INVALID_QUERY", "INVALID_ARCHIVED"].contains(error.code) {
+                // A worker without thread archive: it has no archived threads to list.
+                logger.info("this Codex Worker does not list archived threads; listing the active ones only",
+                            metadata: ["status": "\(error.status)", "code": "\(error.code)"])
+            } catch let error as CodexWorkerClient.APIError {
+                throw client.tetherError(error, doing: "listing archived threads")
+            }
         }
         return sessions.sorted { ($0.updatedAt ?? 0) > ($1.updatedAt ?? 0) }
     }
@@ -110,7 +122,14 @@ public struct CodexWorkerBackend: Backend {
 
     public func setArchived(_ archived: Bool, session: String) async throws -> Session {
         let verb = archived ? "archive" : "unarchive"
-        _ = try await api("\(verb) thread \(session)") { try await client.post("/v1/threads/\(session)/\(verb)", body: nil) }
+        do {
+            _ = try await client.post("/v1/threads/\(session)/\(verb)", body: nil)
+        } catch let error as CodexWorkerClient.APIError where MissingRoute.matches(error) {
+            throw MissingRoute(route: "POST /v1/threads/{id}/\(verb)", status: error.status, code: error.code, baseURL: configuration.baseURL)
+                .tetherError(doing: "\(verb) thread \(session)", hint: "this worker has no thread archive")
+        } catch let error as CodexWorkerClient.APIError {
+            throw client.tetherError(error, doing: "\(verb) thread \(session)")
+        }
         var result = (try? await self.session(id: session)) ?? Session(id: session)
         result.archived = archived
         return result
@@ -130,9 +149,39 @@ public struct CodexWorkerBackend: Backend {
             } catch let error as CodexWorkerClient.APIError where error.code == "THREAD_CURSOR_EXPIRED" && attempt < 3 {
                 attempt += 1
                 logger.debug("the thread's history changed while it was read; reading it again", metadata: ["thread": "\(thread)"])
+            } catch let error as CodexWorkerClient.APIError where MissingRoute.matches(error) {
+                throw MissingRoute(route: "GET /v1/threads/{id}/events", status: error.status, code: error.code, baseURL: configuration.baseURL)
             } catch let error as CodexWorkerClient.APIError {
                 throw client.tetherError(error, doing: "reading the history of thread \(thread)")
             }
+        }
+    }
+
+    /// A route this worker does not have (an older or differently configured worker): the
+    /// worker's unknown-route answer (404 `NOT_FOUND`, or a bare 404 from a proxy), 405 or 501.
+    /// Not the 404s that name a missing thing (`JOB_NOT_FOUND`, …).
+    struct MissingRoute: Error {
+        let route: String
+        let status: Int
+        let code: String
+        let baseURL: String
+
+        static func matches(_ error: CodexWorkerClient.APIError) -> Bool {
+            (error.status == 404 && (error.code == "NOT_FOUND" || error.code == "HTTP_404")) || error.status == 405 || error.status == 501
+        }
+
+        func tetherError(doing what: String, hint: String) -> TetherError {
+            TetherError(.unsupported, "\(what) needs \(route), which the Codex Worker at \(baseURL) does not have (it answered \(status) \(code))",
+                        hint: hint)
+        }
+    }
+
+    /// Thread history for a command (not a stream): a worker without it is a clear `unsupported`.
+    private func threadEnvelopes(_ thread: String, for what: String, hint: String) async throws -> [JSONValue] {
+        do {
+            return try await threadEnvelopes(thread)
+        } catch let missing as MissingRoute {
+            throw missing.tetherError(doing: what, hint: hint)
         }
     }
 
@@ -151,7 +200,9 @@ public struct CodexWorkerBackend: Backend {
 
     public func history(session: String, limit: Int?) async throws -> [Event] {
         var mapper = CodexWorkerEventMapper()
-        var events = try await threadEnvelopes(session).flatMap { mapper.map($0) }
+        var events = try await threadEnvelopes(session, for: "reading the history of thread \(session)",
+                                               hint: "this worker keeps no thread history; a job's events: tether events --turn JOB")
+            .flatMap { mapper.map($0) }
         for index in events.indices where events[index].session == nil { events[index].session = session }
         if let limit {
             let keep = Set(events.filter { $0.type == .turnStarted }.compactMap(\.turn).suffix(limit))
@@ -161,16 +212,10 @@ public struct CodexWorkerBackend: Backend {
     }
 
     /// The thread's job that has not finished, from its history (which carries live job ids).
+    /// Throws `MissingRoute` on a worker without thread history.
     func activeJob(thread: String) async throws -> String? {
-        var lastJob: String?
-        var finished: Set<String> = []
-        for envelope in try await threadEnvelopes(thread) {
-            guard let job = envelope["jobId"]?.string else { continue }
-            if !job.hasPrefix("hist_") { lastJob = job }
-            if envelope["type"]?.string == "job.finished" { finished.insert(job) }
-        }
-        guard let lastJob, !finished.contains(lastJob) else { return nil }
-        return lastJob
+        CodexWorkerThreadJobs.entries(fromHistory: try await threadEnvelopes(thread), thread: thread)
+            .last { !$0.finished && !$0.isForgotten }?.job
     }
 
     // MARK: Turns (jobs)
@@ -214,7 +259,14 @@ public struct CodexWorkerBackend: Backend {
 
     public func abort(session: String, turn: String?) async throws {
         var job = turn
-        if job == nil { job = try await activeJob(thread: session) }
+        if job == nil {
+            do {
+                job = try await activeJob(thread: session)
+            } catch let missing as MissingRoute {
+                throw missing.tetherError(doing: "finding the running turn of thread \(session)",
+                                          hint: "name the job: tether abort \(session) --turn JOB")
+            }
+        }
         guard let job else {
             throw TetherError(.failed, "thread \(session) has no running turn to abort", hint: "`tether events --session \(session)` shows its turns")
         }
@@ -233,7 +285,16 @@ public struct CodexWorkerBackend: Backend {
         }
         var approvals: [Approval] = []
         for thread in threads {
-            guard let job = try await activeJob(thread: thread) else { continue }
+            let active: String?
+            do {
+                active = try await activeJob(thread: thread)
+            } catch let missing as MissingRoute {
+                // Without thread history the waiting job cannot be found: say so at -v, list the rest.
+                logger.info("this Codex Worker has no thread history: approvals of thread \(thread) cannot be listed",
+                            metadata: ["route": "\(missing.route)", "status": "\(missing.status)", "code": "\(missing.code)"])
+                continue
+            }
+            guard let job = active else { continue }
             let replay = try await api("reading job \(job)") { try await client.get("/v1/jobs/\(job)/events") }
             var mapper = CodexWorkerEventMapper()
             mapper.noteThread(thread, job: job)

@@ -20,10 +20,19 @@ struct CodexWorkerJobFollower: Sendable {
 
     private var client: CodexWorkerClient { backend.client }
 
-    /// `live: false` replays what the job has now (JSON) and returns.
-    func follow(mapper: inout CodexWorkerEventMapper, live: Bool, emit: (Event) async throws -> Void) async throws {
+    /// `live: false` replays what the job has now (JSON) and returns. Returns the job's turn id
+    /// (from its snapshot), when the worker gave one.
+    @discardableResult
+    func follow(mapper: inout CodexWorkerEventMapper, live: Bool, emit: (Event) async throws -> Void) async throws -> String? {
         let snapshot = try await backend.api("reading job \(job)") { try await client.get("/v1/jobs/\(job)") }
         if let thread = thread ?? snapshot["threadId"]?.string { mapper.noteThread(thread, job: job) }
+        let turn = snapshot["turnId"]?.string
+        try await follow(snapshot: snapshot, mapper: &mapper, live: live, emit: emit)
+        return turn
+    }
+
+    private func follow(snapshot: JSONValue, mapper: inout CodexWorkerEventMapper, live: Bool,
+                        emit: (Event) async throws -> Void) async throws {
         var cursor = mapper.lastSeq[job] ?? since ?? -1
         let terminal = ["DONE", "FAILED", "CANCELLED"].contains(snapshot["state"]?.string ?? "")
         if mapper.hasFinished(job: job) { return }
@@ -160,26 +169,98 @@ struct CodexWorkerEventStream: Sendable {
                               hint: "pass --session THREAD (follows its jobs) or --turn JOB")
         }
         guard request.follow else {
-            if let active = try await backend.activeJob(thread: thread) {
-                try await CodexWorkerJobFollower(backend: backend, job: active, thread: thread, since: nil)
+            var reported = false
+            guard let entries = try await look(thread, reported: &reported, emit: emit) else { return }
+            if let active = entries.last(where: { !$0.finished && !$0.isForgotten }) {
+                try await CodexWorkerJobFollower(backend: backend, job: active.job, thread: thread, since: nil)
                     .follow(mapper: &mapper, live: false, emit: emit)
             }
             return
         }
-        // Follow the thread: each job in turn, looking for the next one between jobs.
+        // Follow the thread: at each look, every job of its history this stream has not streamed
+        // yet, oldest first (`CodexWorkerThreadJobs` decides; this loop only does the I/O).
+        var jobs = CodexWorkerThreadJobs()
         var announcedWaiting = false
+        var historyMissingReported = false
+        // A look that fails for a reason that may pass (the worker restarting, a timeout) is
+        // retried on the backend's reconnect schedule, as a dropped job stream is.
+        var lookPolicy = ReconnectPolicy(configuration: backend.configuration.reconnect)
         while !Task.isCancelled {
-            if let active = try await backend.activeJob(thread: thread), !mapper.hasFinished(job: active) {
-                announcedWaiting = false
-                try await CodexWorkerJobFollower(backend: backend, job: active, thread: thread, since: nil)
-                    .follow(mapper: &mapper, live: true, emit: emit)
-            } else {
+            var steps: [CodexWorkerThreadJobs.Step] = []
+            do {
+                lookPolicy.connecting()
+                if let entries = try await look(thread, reported: &historyMissingReported, emit: emit) {
+                    steps = jobs.look(entries)
+                }
+                if lookPolicy.attempts > 0 { try await emit(.connection(.connected, endpoint: backend.client.configuration.baseURL)) }
+                lookPolicy.connected(at: .now)
+                lookPolicy.madeProgress()
+            } catch let error as TetherError where error.retryable {
+                switch lookPolicy.failed(.transportError, at: .now) {
+                case .reconnect(let delay, let attempt):
+                    try await emit(.connection(.reconnecting, attempt: attempt,
+                                               reason: "looking for the jobs of thread \(thread): \(error.message); retrying in \(delay.secondsText)"))
+                    try await Task.sleep(for: delay)
+                    continue
+                case .stop:
+                    throw error
+                }
+            }
+            if steps.isEmpty {
                 if !announcedWaiting {
                     announcedWaiting = true
                     try await emit(.sessionStatus(thread, .idle))
                 }
                 try await Task.sleep(for: backend.configuration.jobPollInterval)
+                continue
             }
+            announcedWaiting = false
+            for step in steps {
+                switch step {
+                case .stream(let job):
+                    if mapper.hasFinished(job: job) { continue }
+                    do {
+                        let turn = try await CodexWorkerJobFollower(backend: backend, job: job, thread: thread, since: nil)
+                            .follow(mapper: &mapper, live: true, emit: emit)
+                        if let turn { jobs.noteTurn(turn, ofJob: job) }
+                    } catch let error as TetherError where error.code == .notFound {
+                        // Named by the history a moment ago, gone now: the worker restarted in between.
+                        try await emit(lost(job: job, turn: nil, thread: thread, why: "the Codex Worker no longer has it (\(error.message))"))
+                    }
+                case .lost(let job, let turn):
+                    try await emit(lost(job: job, turn: turn, thread: thread,
+                                        why: "it ran while this stream was between looks, and the Codex Worker has restarted since and kept none of its events"))
+                }
+            }
+        }
+    }
+
+    /// The `error` event for a job whose events cannot be streamed; never retryable.
+    private func lost(job: String, turn: String?, thread: String, why: String) -> Event {
+        let name = turn.map { "turn \($0) (job \(job))" } ?? "job \(job)"
+        return .error(TetherError(.eventsLost, "the events of \(name) of thread \(thread) were lost: \(why)",
+                                  hint: "its messages are in the thread's history: tether history \(thread)"),
+                      session: thread, turn: job)
+    }
+
+    /// One look at the thread's jobs. A worker without thread history (an older or differently
+    /// configured one: the route answers 404/405/501) cannot name the thread's jobs: that is said
+    /// once, as an `error` event that is not retryable, and the stream stays open, looking again
+    /// at each interval (a worker upgraded in place starts answering). Returns nil meanwhile.
+    private func look(_ thread: String, reported: inout Bool,
+                      emit: (Event) async throws -> Void) async throws -> [CodexWorkerThreadJobs.Entry]? {
+        do {
+            return CodexWorkerThreadJobs.entries(fromHistory: try await backend.threadEnvelopes(thread), thread: thread)
+        } catch let missing as CodexWorkerBackend.MissingRoute {
+            if !reported {
+                reported = true
+                backend.logger.info("this Codex Worker has no thread history route; jobs of the thread cannot be found",
+                                    metadata: ["thread": "\(thread)", "status": "\(missing.status)", "code": "\(missing.code)"])
+                try await emit(.error(missing.tetherError(doing: "finding the jobs of thread \(thread)",
+                                                          hint: "follow one job instead: tether events --turn JOB --follow (tether send prints the job id)"),
+                                      session: thread))
+            }
+            return nil
         }
     }
 }

@@ -227,4 +227,123 @@ import TetherSim
             #expect(prompt?.data["text"] == "long 20000")
         }
     }
+
+    // MARK: A thread followed across its jobs
+
+    /// The events a running process has printed so far, once `done` holds for them.
+    func waitForEvents(_ process: TetherProcess, timeout: Duration = .seconds(30),
+                       until done: ([Event]) -> Bool) async throws -> [Event] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let events = process.stdoutLines.compactMap { try? EventCodec.decode($0) }
+            if done(events) { return events }
+            guard ContinuousClock.now < deadline, process.isRunning else {
+                throw TetherProcess.TimedOut(what: "the expected events", stdout: process.stdoutLines.joined(separator: "\n"),
+                                             stderr: process.stderrText)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func historyLooks(_ simulator: CodexWorkerSimulator, _ thread: String) -> Int {
+        simulator.requestLog.filter { $0.path == "/v1/threads/\(thread)/events" }.count
+    }
+
+    /// Another client runs six sub-second jobs back to back between two looks of the follower
+    /// (it looks every 2 s): every one is streamed, whole, once, oldest first. Before, only the
+    /// thread's last unfinished job was looked for, so all six went unseen.
+    @Test func aThreadFollowedAcrossABurstOfShortJobsStreamsEachOnceInOrder() async throws {
+        try await withWorker { simulator, global, thread in
+            let follow = try TetherProcess(["events", "--session", thread, "--follow"] + global, environment: env)
+            defer { follow.terminate() }
+            _ = try await follow.waitForEvent(.sessionStatus)  // idle: the first look is done
+            let looksBefore = historyLooks(simulator, thread)
+            let jobs = try await simulator.runTurns(in: thread, prompts: (1...6).map { "quick \($0)" })
+            #expect(historyLooks(simulator, thread) == looksBefore, "the burst was not between two looks")
+            let events = try await waitForEvents(follow) { $0.filter { $0.type == .turnCompleted }.count >= 6 }
+            try await Task.sleep(for: .milliseconds(300))
+            let all = follow.stdoutLines.compactMap { try? EventCodec.decode($0) }
+            #expect(all.filter { $0.type == .turnStarted }.compactMap(\.turn) == jobs)
+            #expect(all.filter { $0.type == .turnCompleted }.compactMap(\.turn) == jobs)
+            #expect(all.filter { $0.type == .turnCompleted }.allSatisfy { $0.data["status"] == "completed" })
+            #expect(!all.contains { $0.type == .error })
+            // Each job whole: its user prompt and its reply, in the job's order.
+            let prompts = events.filter { $0.type == .partCompleted && $0.data["role"] == "user" }.compactMap { $0.data["text"]?.string }
+            #expect(prompts == (1...6).map { "quick \($0)" })
+            #expect(events.filter { $0.type == .partCompleted && $0.data["role"] == "assistant" }.count == 6)
+            // And a job after the burst still streams.
+            let later = try await simulator.runTurns(in: thread, prompts: ["one more"])
+            let more = try await waitForEvents(follow) { $0.filter { $0.type == .turnCompleted }.count >= 7 }
+            #expect(more.filter { $0.type == .turnCompleted }.compactMap(\.turn) == jobs + later)
+        }
+    }
+
+    /// Jobs that ran between two looks and then vanished with a worker restart cannot be
+    /// streamed: each is reported as a loss (`events_lost`, not retryable), once; the stream goes
+    /// on with the next job.
+    @Test func jobsWhoseEventsAreGoneAreReportedAsLosses() async throws {
+        try await withWorker { simulator, global, thread in
+            let follow = try TetherProcess(["events", "--session", thread, "--follow"] + global, environment: env)
+            defer { follow.terminate() }
+            _ = try await follow.waitForEvent(.sessionStatus)
+            let looksBefore = historyLooks(simulator, thread)
+            let lost = try await simulator.runTurns(in: thread, prompts: ["quick 1", "quick 2"])
+            simulator.forgetJobs()  // a worker restart between two looks
+            let after = try await simulator.runTurns(in: thread, prompts: ["after the restart"])
+            #expect(historyLooks(simulator, thread) == looksBefore, "the jobs were not gone before the next look")
+            let events = try await waitForEvents(follow) { events in
+                events.filter { $0.type == .error }.count >= 2 && events.contains { $0.type == .turnCompleted }
+            }
+            let losses = events.filter { $0.type == .error }
+            #expect(losses.count == 2)
+            #expect(losses.allSatisfy { $0.data["code"] == "events_lost" && $0.data["retryable"] == false })
+            #expect(losses.allSatisfy { $0.turn?.hasPrefix("hist_\(thread)_") == true })
+            #expect(losses.allSatisfy { $0.data["message"]?.string?.contains("were lost") == true })
+            #expect(!events.contains { $0.turn.map(lost.contains) == true })
+            #expect(events.filter { $0.type == .turnCompleted }.compactMap(\.turn) == after)
+        }
+    }
+
+    /// A worker without thread history (an older or differently configured one) cannot name a
+    /// thread's jobs: `events --session --follow` says so once (an `error` event that is not
+    /// retryable, and a note at -v) and stays open instead of exiting; `history` is a clear
+    /// "unsupported" (64), and a job is still followed by its id.
+    @Test func aWorkerWithoutThreadHistoryDegrades() async throws {
+        try await withWorker(.init(token: "t0ken", lacks: [.threadHistory])) { simulator, global, thread in
+            let follow = try TetherProcess(["events", "--session", thread, "--follow", "-v"] + global, environment: env)
+            defer { follow.terminate() }
+            let error = try await follow.waitForEvent(.error)
+            #expect(error.data["code"] == "unsupported")
+            #expect(error.data["retryable"] == false)
+            #expect(error.data["message"]?.string?.contains("GET /v1/threads/{id}/events") == true)
+            #expect(error.data["hint"]?.string?.contains("--turn") == true)
+            // Another look (every 2 s) says nothing more, and the stream is still open.
+            try await Task.sleep(for: .milliseconds(2500))
+            #expect(follow.isRunning, "\(follow.stderrText)")
+            #expect(follow.stdoutLines.filter { $0.contains("\"type\":\"error\"") }.count == 1)
+            #expect(follow.stderrText.contains("no thread history"))
+            #expect(historyLooks(simulator, thread) >= 2)
+
+            let history = try await TetherProcess.run(["history", thread] + global, environment: env)
+            #expect(history.status == 64, "\(history.stderr)")
+            #expect(history.stderr.contains("does not have"))
+            let sent = try await TetherProcess.run(["send", thread, "hello", "--follow"] + global, environment: env)
+            #expect(sent.status == 0, "\(sent.stderr)")
+            #expect(try sent.events().last { $0.type == .turnCompleted }?.data["status"] == "completed")
+        }
+    }
+
+    /// A worker without thread archive: `sessions list --archived` lists the active threads once
+    /// (the worker ignores `archived`), and archiving is a clear "unsupported".
+    @Test func aWorkerWithoutArchiveDegrades() async throws {
+        try await withWorker(.init(token: "t0ken", lacks: [.archive])) { _, global, thread in
+            #expect(try await TetherProcess.run(["send", thread, "hello", "--follow"] + global, environment: env).status == 0)
+            let all = try await TetherProcess.run(["sessions", "list", "--archived"] + global, environment: env)
+            #expect(all.status == 0, "\(all.stderr)")
+            #expect(try all.events().filter { $0.session == thread }.count == 1)
+            let archived = try await TetherProcess.run(["sessions", "archive", thread] + global, environment: env)
+            #expect(archived.status == 64, "\(archived.stderr)")
+            #expect(archived.stderr.contains("POST /v1/threads/{id}/archive"))
+        }
+    }
 }

@@ -63,6 +63,77 @@ import TetherSim
         }
     }
 
+    /// libcurl does not follow a `Location` that is present but empty: that is a redirect
+    /// without a location, the same clear error as a missing one (65), for a stream, a REST
+    /// call and an EventSource alike — not a stream that "ended before it began" and is retried.
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func anEmptyLocationIsARedirectWithoutOne(code: Int) async throws {
+        try await withServer { server, base in
+            let url = base + "/redirect?to=&code=\(code)"
+            do {
+                _ = try await client.stream(HTTPRequest(.get, url))
+                Issue.record("the stream should have failed")
+            } catch let error as NetError {
+                #expect(error.kind == .badRedirect, "\(error)")
+                #expect(error.detail.contains("empty Location"))
+                #expect(error.tetherError(service: "x").exitCode == 65)
+            }
+            do {
+                _ = try await client.perform(HTTPRequest(.get, url))
+                Issue.record("the request should have failed")
+            } catch let error as NetError {
+                #expect(error.kind == .badRedirect, "\(error)")
+            }
+            let source = EventSource(client: client, configuration: .init(
+                makeRequest: { _ in HTTPRequest(.get, url) },
+                policy: ReconnectPolicy(configuration: .init(backoff: [.milliseconds(10)], jitter: 0))))
+            var connects = 0
+            do {
+                for try await element in source {
+                    if case .connecting = element { connects += 1 }
+                    if connects > 3 { break }
+                }
+                Issue.record("the event source should have thrown")
+            } catch let error as NetError {
+                #expect(error.kind == .badRedirect)
+            }
+            // Given up at once: no reconnect loop to the same URL.
+            #expect(connects <= 1)
+            #expect(server.requests.filter { $0.path == "/redirect" }.count == 3)
+        }
+    }
+
+    /// A server resets the last event id with an empty `id:` in a later chunk than the event
+    /// that set it: the reconnect sends no `Last-Event-ID` at all (not the old id, not an empty
+    /// header). A reset from the first connection's seed (`lastEventID: ""`) sends none either.
+    @Test func anEmptyIDResetsTheLastEventIDForTheReconnect() async throws {
+        try await withServer { server, base in
+            server.setScript("reset", [
+                SSEScriptChunk("id: 5\ndata: a\n\n"),
+                SSEScriptChunk("id:\ndata: b\n\n", delay: .milliseconds(50)),
+            ])
+            server.setScript("set", [SSEScriptChunk("id: 5\ndata: a\n\n")])
+            let cases: [(script: String, expected: String?)] = [("reset", nil), ("set", "5")]
+            for (script, expected) in cases {
+                let source = EventSource(client: client, configuration: .init(
+                    makeRequest: { last in
+                        HTTPRequest(.get, base + "/script/\(script)", headers: last.map { [("Last-Event-ID", $0)] } ?? [])
+                    },
+                    lastEventID: "",
+                    policy: ReconnectPolicy(configuration: .init(backoff: [.milliseconds(10)], jitter: 0))))
+                var opens = 0
+                for try await element in source {
+                    if case .open = element { opens += 1 }
+                    if opens == 2 { break }
+                }
+                let requests = server.requests.filter { $0.path == "/script/\(script)" }
+                #expect(requests.count == 2)
+                #expect(requests.first?.header("last-event-id") == nil)
+                #expect(requests.last?.header("last-event-id") == expected, "\(script)")
+            }
+        }
+    }
+
     @Test func a200ThatIsNotAnEventStreamFails() async throws {
         try await withServer { _, base in
             do {

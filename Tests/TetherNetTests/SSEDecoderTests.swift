@@ -359,6 +359,46 @@ struct SSEDecoderTests {
         #expect(decoder.feed("data: c\n\n") == [Self.event("c", id: "1")])
     }
 
+    /// `id:` with no value resets the last event id, in whichever chunk it arrives: the id seen
+    /// after each chunk is what a reconnect would send, so it must be empty once the reset block
+    /// is dispatched — and not before (an undispatched block commits nothing).
+    @Test(arguments: [
+        ["id: 5\ndata: a\n\n", "id:\ndata: b\n\n"],
+        ["id: 5\ndata: a\n\n", "id\n\n"],
+        ["id: 5\ndata: a\n\n", "id:", "\n", "data: b\n", "\n"],
+        ["id: 5\ndata: a\n\nid", ":\n\n"],
+        ["id: 5\r\ndata: a\r\n\r\nid:\r", "\n\r\n"],
+    ])
+    func anEmptyIDInALaterChunkResetsTheLastEventID(_ chunks: [String]) {
+        var decoder = SSEDecoder()
+        var seen: [String] = []
+        for chunk in chunks {
+            _ = decoder.feed(chunk)
+            seen.append(decoder.lastEventID)
+        }
+        #expect(seen.first == "5")
+        #expect(seen.last == "")
+        // Nothing but the dispatch of the reset block changes the id.
+        #expect(seen.dropLast().allSatisfy { $0 == "5" }, "\(seen)")
+        decoder.finish()
+        #expect(decoder.lastEventID == "")
+        #expect(decoder.feed("data: c\n\n") == [Self.event("c")])
+    }
+
+    /// A reset carried over a connection: the decoder seeded with the reset (empty) id stamps
+    /// later events with no id, as a fresh stream would.
+    @Test func aResetIDSurvivesFinish() {
+        var decoder = SSEDecoder()
+        _ = decoder.feed("id: 9\ndata: a\n\n")
+        _ = decoder.feed("id:\n")
+        decoder.finish()
+        // The reset block was never dispatched: the id in force is still 9.
+        #expect(decoder.lastEventID == "9")
+        _ = decoder.feed("id:\n\n")
+        decoder.finish()
+        #expect(decoder.lastEventID == "")
+    }
+
     @Test func convenienceFeedsAgree() {
         let text = "\u{FEFF}event: e\r\nid: é\rdata: a\n\n: c\ndata: b\n\n"
         var fromString = SSEDecoder(emitComments: true)

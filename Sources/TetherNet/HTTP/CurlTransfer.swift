@@ -155,10 +155,12 @@ final class CurlTransfer: @unchecked Sendable {
         case CURLE_OK:
             if let failedStatus {
                 error = failedStatus >= 300 && failedStatus < 400
-                    ? NetError(.badRedirect, url: url, detail: "HTTP \(failedStatus) redirect without a Location header", body: body, headers: headers)
+                    ? NetError(.badRedirect, url: url, detail: Self.redirectDetail(failedStatus, headers), body: body, headers: headers)
                     : NetError(.status(failedStatus), url: url, detail: "HTTP \(failedStatus)", body: body, headers: headers)
-            } else if case .collect = mode, (300..<400).contains(status) {
-                error = NetError(.badRedirect, url: url, detail: "HTTP \(status) redirect without a Location header", headers: headers)
+            } else if (300..<400).contains(status) {
+                // A 3xx libcurl did not follow is the final answer, in either mode (an opened
+                // stream's status is 200, so this never cuts a stream short).
+                error = NetError(.badRedirect, url: url, detail: Self.redirectDetail(status, headers), headers: headers)
             } else {
                 error = nil
             }
@@ -195,6 +197,11 @@ final class CurlTransfer: @unchecked Sendable {
         return .success(HTTPResponse(status: status, headers: headers, body: body))
     }
 
+    private static func redirectDetail(_ status: Int, _ headers: [String: String]) -> String {
+        headers["location"] == nil ? "HTTP \(status) redirect without a Location header"
+            : "HTTP \(status) redirect with an empty Location header"
+    }
+
     private var livenessDescription: String {
         if case .stream(_, let liveness?, _) = mode { return "\(liveness)" }
         return "too long"
@@ -221,12 +228,21 @@ final class CurlTransfer: @unchecked Sendable {
         return line.count
     }
 
+    /// Whether libcurl follows this response: a redirect status with a non-empty `Location`.
+    /// libcurl treats an empty `Location` (or one of only spaces) as no location and ends the
+    /// transfer on the 3xx, so it is a redirect without a location here too: the transfer fails
+    /// with `.badRedirect` instead of looking like a stream that ended before it began (which an
+    /// EventSource would retry forever).
+    static func isFollowedRedirect(status: Int, headers: [String: String]) -> Bool {
+        guard [301, 302, 303, 307, 308].contains(status), let location = headers["location"] else { return false }
+        return !location.trimmingCharacters(in: .whitespaces).isEmpty
+    }
+
     /// Called at the end of each response's headers. A redirect with a Location is followed by
     /// libcurl; anything else is final.
     private func headersComplete() {
         if (100..<200).contains(status) { return }
-        let followed = [301, 302, 303, 307, 308].contains(status) && headers["location"] != nil
-        if followed { return }
+        if Self.isFollowedRedirect(status: status, headers: headers) { return }
         guard case .stream(let requireEventStream, _, let sink) = mode else { return }
         guard status == 200 else {
             failedStatus = status

@@ -9,8 +9,11 @@ import Logging
 /// next element, so a slow consumer slows the server down (TCP) instead of growing a buffer.
 public struct EventSource: AsyncSequence, Sendable {
     public struct Configuration: Sendable {
-        /// Builds each (re)connection's request; receives the last event id seen, if any.
+        /// Builds each (re)connection's request; receives the last event id in force, or nil when
+        /// there is none (never an empty string): then the request carries no `Last-Event-ID`.
         public var makeRequest: @Sendable (_ lastEventID: String?) -> HTTPRequest
+        /// The last event id the first connection resumes from (`Last-Event-ID`); empty counts as none.
+        public var lastEventID: String?
         /// Reconnect after this long without a byte (a multiple of the server's heartbeat).
         public var liveness: Duration?
         public var emitComments: Bool
@@ -18,9 +21,11 @@ public struct EventSource: AsyncSequence, Sendable {
         public var reconnect: Bool
         public var policy: ReconnectPolicy
 
-        public init(makeRequest: @escaping @Sendable (_ lastEventID: String?) -> HTTPRequest, liveness: Duration? = nil,
-                    emitComments: Bool = false, reconnect: Bool = true, policy: ReconnectPolicy = ReconnectPolicy()) {
+        public init(makeRequest: @escaping @Sendable (_ lastEventID: String?) -> HTTPRequest, lastEventID: String? = nil,
+                    liveness: Duration? = nil, emitComments: Bool = false, reconnect: Bool = true,
+                    policy: ReconnectPolicy = ReconnectPolicy()) {
             self.makeRequest = makeRequest
+            self.lastEventID = lastEventID
             self.liveness = liveness
             self.emitComments = emitComments
             self.reconnect = reconnect
@@ -68,6 +73,7 @@ public struct EventSource: AsyncSequence, Sendable {
             self.configuration = configuration
             policy = configuration.policy
             decoder = SSEDecoder(emitComments: configuration.emitComments)
+            lastEventID = configuration.lastEventID.flatMap { $0.isEmpty ? nil : $0 }
         }
 
         public mutating func next() async throws -> Element? {
@@ -97,7 +103,9 @@ public struct EventSource: AsyncSequence, Sendable {
                         let stream = try await client.stream(configuration.makeRequest(lastEventID), requireEventStream: true,
                                                              liveness: configuration.liveness)
                         policy.connected(at: .now)
-                        decoder = SSEDecoder(emitComments: configuration.emitComments)
+                        // The same decoder across connections: a new stream starts clean (finish),
+                        // but the server's `retry:` outlives the connection that carried it.
+                        decoder.finish()
                         decoder.lastEventID = lastEventID ?? ""
                         body = stream.makeAsyncIterator()
                         progressed = false
@@ -130,7 +138,10 @@ public struct EventSource: AsyncSequence, Sendable {
                         policy.madeProgress()
                     }
                     pending.append(contentsOf: decoded)
-                    if !decoder.lastEventID.isEmpty { lastEventID = decoder.lastEventID }
+                    // Taken after every chunk, empty included: `id:` with no value resets the last
+                    // event id (WHATWG), and the next connection then sends no Last-Event-ID at all,
+                    // whichever chunk the reset arrived in.
+                    lastEventID = decoder.lastEventID.isEmpty ? nil : decoder.lastEventID
                 } catch {
                     try await connectionLost(error)
                 }

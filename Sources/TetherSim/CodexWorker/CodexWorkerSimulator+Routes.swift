@@ -83,22 +83,24 @@ extension CodexWorkerSimulator {
                 let thread = try store.createThread(try await body())
                 return (Wire.json(201, thread), rawBody)
             }
+            let lacks = store.options.lacks
             if match("GET", "v1/threads") != nil {
-                return (Wire.json(200, try store.listThreads(archived: Wire.query(request, "archived"))), rawBody)
+                let archived = lacks.contains(.archive) ? nil : Wire.query(request, "archived")
+                return (Wire.json(200, try store.listThreads(archived: archived)), rawBody)
             }
             if let ids = match("POST", "v1/threads/:tid/activate") {
                 _ = try await body()
                 return (Wire.json(200, try store.activate(ids[0])), rawBody)
             }
-            if let ids = match("POST", "v1/threads/:tid/archive") {
+            if let ids = match("POST", "v1/threads/:tid/archive"), !lacks.contains(.archive) {
                 _ = try await body()
                 return (Wire.json(200, try store.setArchived(ids[0], true)), rawBody)
             }
-            if let ids = match("POST", "v1/threads/:tid/unarchive") {
+            if let ids = match("POST", "v1/threads/:tid/unarchive"), !lacks.contains(.archive) {
                 _ = try await body()
                 return (Wire.json(200, try store.setArchived(ids[0], false)), rawBody)
             }
-            if let ids = match("GET", "v1/threads/:tid/events") {
+            if let ids = match("GET", "v1/threads/:tid/events"), !lacks.contains(.threadHistory) {
                 let page = try store.threadHistory(
                     ids[0], cursor: Wire.query(request, "cursor"), limit: Wire.query(request, "limit"))
                 return (Wire.json(200, page), rawBody)

@@ -37,6 +37,9 @@ public final class CodexWorkerSimulator: Sendable {
         /// `THREAD_CURSOR_EXPIRED`, as the real worker does when an active job's retained events
         /// collapse into a few history items between two pages.
         public var historyShrinksOnce: Bool
+        /// Routes this worker does not have, as an older or differently configured worker: they
+        /// answer the unknown-route 404 `NOT_FOUND` (see `Route`).
+        public var lacks: Set<Route>
 
         public init(
             token: String? = nil,
@@ -46,7 +49,8 @@ public final class CodexWorkerSimulator: Sendable {
             pacing: Duration = .zero,
             dropStreamAfter: Int? = nil,
             dropStreamRepeats: Bool = false,
-            historyShrinksOnce: Bool = false
+            historyShrinksOnce: Bool = false,
+            lacks: Set<Route> = []
         ) {
             self.token = token
             self.projects = projects
@@ -56,7 +60,17 @@ public final class CodexWorkerSimulator: Sendable {
             self.dropStreamAfter = dropStreamAfter
             self.dropStreamRepeats = dropStreamRepeats
             self.historyShrinksOnce = historyShrinksOnce
+            self.lacks = lacks
         }
+    }
+
+    /// Optional routes a worker may lack.
+    public enum Route: String, Sendable, Hashable, CaseIterable {
+        /// `GET /v1/threads/{tid}/events` (thread history).
+        case threadHistory = "thread-history"
+        /// `POST /v1/threads/{tid}/archive|unarchive`; `GET /v1/threads` then ignores `archived`,
+        /// as a handler that never reads the query does, and lists the active threads.
+        case archive
     }
 
     /// One request as the simulator saw it, with the status it answered (200 for SSE streams).
@@ -148,6 +162,14 @@ public final class CodexWorkerSimulator: Sendable {
         await running.server.stop(timeout: 0)
         running.task.cancel()
         _ = try? await running.task.value
+    }
+
+    /// What a worker restart does to the state, without taking the listener down: every job and
+    /// its events are forgotten (`hist_` ids in thread history, 404 for the jobs), open SSE
+    /// connections are cut and a running turn is left interrupted. For a restart that happens
+    /// between two requests of a client, at a moment the test chooses.
+    public func forgetJobs() {
+        store.restart()
     }
 
     /// Simulates a worker restart: all jobs and their events are lost (`/v1/jobs/…` → 404

@@ -216,6 +216,11 @@ extension CodexWorkerSimulator {
             return job
         }
 
+        /// Whether the job has ended (or is gone: a restart forgot it).
+        func isTerminal(_ jobId: String) -> Bool {
+            locked { jobs[jobId]?.isTerminal ?? true }
+        }
+
         func snapshot(_ jobId: String) throws -> JSON {
             try locked { try job(jobId).snapshot }
         }

@@ -16,7 +16,7 @@ import Logging
 ///   (truncated chunked body); after frame N it closes cleanly. K = 0 never drops.
 /// - `GET /status/CODE` — that status, empty body for 1xx/204/304, else a short text body.
 /// - `GET /redirect?to=PATH&code=30x` — a redirect (default 302) with `Location: PATH`; without `to`,
-///   no `Location` header at all.
+///   no `Location` header at all; with an empty `to=`, a `Location` header whose value is empty.
 /// - `GET /notsse` — 200 `text/plain`.
 /// - `GET /stall?after=N` — N frames, then silence with the connection held open.
 /// - `GET /ticker?interval_ms=I&count=C` — a frame `id: i\ndata: {"i":i,"ts":"ISO-8601"}\n\n` every I ms

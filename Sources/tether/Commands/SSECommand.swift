@@ -20,7 +20,7 @@ struct SSECommand: AsyncParsableCommand {
     @Argument(help: "The http:// or https:// URL of the event stream.") var url: String
     @Option(name: .customLong("header"), help: ArgumentHelp("A request header, 'Name: value' (repeatable).", valueName: "header"))
     var headers: [String] = []
-    @Option(name: .customLong("last-event-id"), help: "Send this Last-Event-ID on the first connection.") var lastEventID: String?
+    @Option(name: .customLong("last-event-id"), help: "Send this Last-Event-ID on the first connection (empty: none).") var lastEventID: String?
     @Flag(help: "Print comment lines too.") var comments = false
     @Flag(name: .customLong("no-reconnect"), help: "Stop when the stream ends instead of reconnecting.") var noReconnect = false
     @Option(help: ArgumentHelp("Reconnect after this many seconds without a byte (0: never).", valueName: "seconds"))
@@ -43,16 +43,17 @@ struct SSECommand: AsyncParsableCommand {
                 let colon = header.firstIndex(of: ":")!
                 return (String(header[..<colon]).trimmingWhitespace, String(header[header.index(after: colon)...]).trimmingWhitespace)
             }
-            let firstID = lastEventID
             let url = self.url
             let source = EventSource(client: HTTPClient(logger: logger), configuration: .init(
                 makeRequest: { last in
                     var all = parsedHeaders
                     if !all.contains(where: { $0.name.lowercased() == "accept" }) { all.append(("Accept", "text/event-stream")) }
                     all.append(("Cache-Control", "no-cache"))
-                    if let id = last ?? firstID { all.append(("Last-Event-ID", id)) }
+                    // No id (none yet, `--last-event-id ""`, or reset by the server's empty `id:`): no header.
+                    if let id = last, !id.isEmpty { all.append(("Last-Event-ID", id)) }
                     return HTTPRequest(.get, url, headers: all)
                 },
+                lastEventID: lastEventID,
                 liveness: liveness > 0 ? .milliseconds(Int64(liveness * 1000)) : nil,
                 emitComments: comments, reconnect: !noReconnect))
             var writer = JSONWriter(reservingCapacity: 1024)
