@@ -43,3 +43,23 @@ public final class EventChannel: Sendable {
     /// The consumer is gone: wake everyone; further sends throw.
     public func cancel() { batches.cancel() }
 }
+
+/// Events on their way to a channel's consumer: an adapter gathers what one network read means
+/// and hands it over as one batch (`flush`), before any I/O that could keep it waiting.
+public struct EventOutbox: Sendable {
+    public let channel: EventChannel
+    private var events: [Event] = []
+
+    public init(channel: EventChannel) { self.channel = channel }
+
+    public mutating func add(_ more: [Event]) { events.append(contentsOf: more) }
+
+    public mutating func add(_ event: Event) { events.append(event) }
+
+    public mutating func flush() async throws {
+        guard !events.isEmpty else { return }
+        let batch = events
+        events.removeAll(keepingCapacity: true)
+        try await channel.send(contentsOf: batch)
+    }
+}

@@ -76,6 +76,20 @@ public struct EventSource: AsyncSequence, Sendable {
             lastEventID = configuration.lastEventID.flatMap { $0.isEmpty ? nil : $0 }
         }
 
+        /// Everything decoded from what the network had delivered, with the connection events
+        /// around it (at least one element); nil at the end. A consumer that handles a batch at
+        /// once hands its results on at once.
+        public mutating func nextBatch() async throws -> [Element]? {
+            guard let first = try await next() else { return nil }
+            var batch = [first]
+            if pendingIndex < pending.count {
+                batch.append(contentsOf: pending[pendingIndex...])
+                pending.removeAll(keepingCapacity: true)
+                pendingIndex = 0
+            }
+            return batch
+        }
+
         public mutating func next() async throws -> Element? {
             while true {
                 if pendingIndex < pending.count {
@@ -116,20 +130,23 @@ public struct EventSource: AsyncSequence, Sendable {
                     continue
                 }
                 do {
-                    guard let chunk = try await body?.next() else {
+                    // Every chunk that has arrived: one pull decodes all of it.
+                    guard let chunks = try await body?.nextBatch() else {
                         decoder.finish()
                         try await connectionLost(nil)
                         continue
                     }
                     let logger = client.logger
                     var decoded: [Element] = []
-                    chunk.withUnsafeBytes { raw in
-                        decoder.feed(raw) { output in
-                            switch output {
-                            case .event(let event): decoded.append(.event(event))
-                            case .comment(let text): decoded.append(.comment(text))
-                            case .lineTooLong(let limit):
-                                logger.warning("dropped an SSE event with a line longer than \(limit) bytes")
+                    for chunk in chunks {
+                        chunk.withUnsafeBytes { raw in
+                            decoder.feed(raw) { output in
+                                switch output {
+                                case .event(let event): decoded.append(.event(event))
+                                case .comment(let text): decoded.append(.comment(text))
+                                case .lineTooLong(let limit):
+                                    logger.warning("dropped an SSE event with a line longer than \(limit) bytes")
+                                }
                             }
                         }
                     }

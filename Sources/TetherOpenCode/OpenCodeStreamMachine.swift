@@ -1,0 +1,219 @@
+import TetherCore
+import TetherNet
+
+/// The OpenCode stream's protocol rules, as a pure state machine in the shape async-http-client
+/// gives its own: what happened goes in — a stream element, a REST snapshot, the time it arrived
+/// — and what to do comes out as actions. `OpenCodeEventStream` (the I/O loop) only executes
+/// them, so every rule here is tested from recorded frames and snapshots, without a socket.
+///
+/// The rules: OpenCode has no replay, so every `server.connected` is followed by a REST resync;
+/// a session going idle with parts still open is first reconciled from REST (its final
+/// snapshots); a connection that heartbeats but stays silent while something is busy is polled
+/// (OpenCode #46733); `send --follow` posts its prompt only once subscribed and resynced, so
+/// nothing of its turn is missed.
+struct OpenCodeStreamMachine {
+    enum Action: Sendable {
+        /// Events for the consumer, already filtered, in order.
+        case emit([Event])
+        /// Read the REST snapshot (`OpenCodeSnapshot`: statuses, the messages of the sessions
+        /// `sessionsToRead` names, pending permissions) and feed it to `resynced`.
+        case resync
+        /// Read `session`'s messages and feed them to `reconciled`, which then maps `wire`.
+        case reconcile(session: String, then: OpenCodeWireEvent)
+        /// `send --follow`: read the session's messages (feed the user messages to
+        /// `postingPrompt`), then post the prompt.
+        case postPrompt
+        /// Say (at `-v`) which API generation the server speaks; it is new or changed.
+        case noteGeneration(OpenCodeAPIGeneration, sessionStatusListed: Bool)
+        /// Say (at `-v`) that a busy stream went silent and is being polled.
+        case notePolling
+        /// `send --follow` is done: its turn completed.
+        case finish
+    }
+
+    struct Configuration: Sendable {
+        /// The profile's directory: only events of that project (all when nil).
+        var directory: String?
+        /// Connected, heartbeating, silent while busy for this long: poll REST.
+        var pollInterval: Duration
+        /// Where the link goes (for `connection.state`).
+        var endpoint: String
+        /// `send --follow` has a prompt to post once subscribed.
+        var hasPrompt: Bool
+        /// The session the prompt goes to.
+        var promptSession: String?
+    }
+
+    private(set) var mapper = OpenCodeEventMapper()
+    private var filter: EventFilter
+    private let configuration: Configuration
+    private var lastActivity: Double = 0
+    /// `send --follow`: the session's user messages from before the prompt.
+    private var knownUserMessages: Set<String>?
+    private var generation: OpenCodeAPIGeneration?
+    /// The stream has connected at least once (an endpoint that 404s later is not "missing").
+    private(set) var connectedOnce = false
+
+    init(request: EventsRequest, configuration: Configuration, contextWindows: [String: Int] = [:]) {
+        filter = EventFilter(request)
+        self.configuration = configuration
+        mapper.contextWindows = contextWindows
+    }
+
+    var isDone: Bool { filter.isDone }
+    private var request: (session: String?, awaitingPrompt: Bool) {
+        (filter.session, filter.untilTurnCompletes && filter.promptSent && filter.targetTurn == nil)
+    }
+
+    // MARK: Stream elements
+
+    /// One element of the SSE stream, received at `time` (epoch milliseconds).
+    mutating func receive(_ element: EventSource.Element, at time: Double) -> [Action] {
+        switch element {
+        case .connecting(let attempt):
+            return emit([.connection(attempt == 1 ? .connecting : .reconnecting, attempt: attempt, endpoint: configuration.endpoint)])
+        case .open:
+            connectedOnce = true
+            return emit([.connection(.connected, endpoint: configuration.endpoint)])
+        case .disconnected(let reason, let retryIn, let attempt):
+            return emit([.connection(.reconnecting, attempt: attempt,
+                                     reason: (reason?.detail ?? "the server closed the stream") + "; retrying in \(retryIn.secondsText)")])
+        case .comment:
+            return []
+        case .event:
+            return []  // decoded by the loop (it logs what cannot be read): see `receive(_ wire:)`
+        }
+    }
+
+    /// One decoded wire event, received at `time` (epoch milliseconds).
+    mutating func receive(_ wire: OpenCodeWireEvent, at time: Double) -> [Action] {
+        switch wire.type {
+        case "server.connected":
+            // Nothing is replayed: read what was missed over REST, then go on live.
+            return [.resync]
+        case "server.heartbeat":
+            return pollIfSilent(at: time)
+        default:
+            break
+        }
+        if let directory = configuration.directory, let eventDirectory = wire.directory,
+           eventDirectory != "global", eventDirectory != directory {
+            return []
+        }
+        lastActivity = time
+        if Self.isIdle(wire), let session = wire.properties["sessionID"]?.string, mapper.hasOpenParts(session: session) {
+            // Complete the turn's parts from the authoritative REST copy before closing it.
+            return [.reconcile(session: session, then: wire)]
+        }
+        return map(wire, at: time)
+    }
+
+    /// `session`'s messages for a `.reconcile` (nil: the session is gone), then its wire event.
+    mutating func reconciled(session: String, messages: [JSONValue]?, then wire: OpenCodeWireEvent, at time: Double) -> [Action] {
+        var events: [Event] = []
+        if let messages { events = mapper.reconcile(session: session, messages: messages, busy: true) }
+        return emit(events) + map(wire, at: time)
+    }
+
+    // MARK: REST snapshots
+
+    /// The sessions whose messages a resync reads, given `GET /session/status` (nil when the
+    /// server lists no statuses): the busy ones, those with a turn held open, and the session
+    /// a just-posted prompt went to; narrowed to `--session`.
+    func sessionsToRead(statuses: JSONObject?) -> [String] {
+        var sessions = Set(statuses.map { Array($0.keys) } ?? []).union(mapper.sessionsWithOpenTurns)
+        if request.awaitingPrompt, let promptSession = configuration.promptSession { sessions.insert(promptSession) }
+        if let only = request.session {
+            // Without a status list, the one session asked for is looked at every time.
+            sessions = statuses == nil ? [only] : sessions.intersection([only])
+        }
+        return sessions.sorted()
+    }
+
+    /// A resync's reads, all done before any is mapped (a resync that failed halfway must
+    /// leave the mapper untouched, or the next one would skip what was never sent).
+    mutating func resynced(_ snapshot: OpenCodeSnapshot, at time: Double) -> [Action] {
+        var actions: [Action] = []
+        let found = OpenCodeAPIGeneration(permissionList: snapshot.permissions)
+        if generation != found {
+            generation = found
+            actions.append(.noteGeneration(found, sessionStatusListed: snapshot.statuses != nil))
+        }
+        let awaited = request.awaitingPrompt ? configuration.promptSession : nil
+        var events: [Event] = []
+        var busySessions: Set<String> = []
+        for (session, messages) in snapshot.messages {
+            let busy = snapshot.statuses.map { OpenCodeBackend.status($0[session]) != .idle }
+                ?? OpenCodeEventMapper.lastTurnIsRunning(messages)
+            if busy { busySessions.insert(session) }
+            events += mapper.reconcile(session: session, messages: messages, busy: busy,
+                                       adoptingAnyUserMessageBut: session == awaited ? knownUserMessages : nil)
+        }
+        let scope = request.session.map { Set([$0]) }
+        if let permissions = snapshot.permissions {
+            events += mapper.reconcile(permissions: permissions.array ?? [], sessions: scope)
+        } else {
+            mapper.reconcileStreamedPermissions(messages: Dictionary(snapshot.messages, uniquingKeysWith: { first, _ in first }),
+                                                busy: busySessions, sessions: scope)
+        }
+        actions += emit(stamped(events, at: time))
+        if configuration.hasPrompt, !filter.promptSent, !filter.isDone { actions.append(.postPrompt) }
+        return actions
+    }
+
+    /// The prompt is about to be posted; `userMessages`: the session's user messages before it,
+    /// so a turn that comes and goes unseen is still recognised as ours.
+    mutating func postingPrompt(userMessages: Set<String>) {
+        knownUserMessages = userMessages
+        filter.promptWasSent()
+    }
+
+    // MARK: Rules
+
+    /// Connected, heartbeating, yet silent while a session is busy (or our prompt's turn has not
+    /// shown up yet): poll REST rather than trust the silence.
+    private mutating func pollIfSilent(at time: Double) -> [Action] {
+        let awaitingOurTurn = filter.untilTurnCompletes && filter.promptSent && !filter.isDone
+        let busy = awaitingOurTurn || !mapper.sessionsWithOpenTurns.isEmpty || mapper.statuses.values.contains { $0 != .idle }
+        guard busy, time - lastActivity >= configuration.pollInterval.inSeconds * 1000 else { return [] }
+        lastActivity = time
+        return [.notePolling, .resync]
+    }
+
+    private mutating func map(_ wire: OpenCodeWireEvent, at time: Double) -> [Action] {
+        var events = mapper.map(wire)
+        for index in events.indices {
+            if events[index].raw == nil { events[index].raw = wire.raw }
+            events[index].ts = time
+        }
+        return emit(events)
+    }
+
+    private func stamped(_ events: [Event], at time: Double) -> [Event] {
+        events.map { event in
+            var event = event
+            event.ts = time
+            return event
+        }
+    }
+
+    private mutating func emit(_ events: [Event]) -> [Action] {
+        let kept = filter.admit(events)
+        var actions: [Action] = kept.isEmpty ? [] : [.emit(kept)]
+        if filter.isDone { actions.append(.finish) }
+        return actions
+    }
+
+    private static func isIdle(_ wire: OpenCodeWireEvent) -> Bool {
+        wire.type == "session.idle" || (wire.type == "session.status" && wire.properties["status"]?["type"]?.string == "idle")
+    }
+}
+
+/// What a resync reads over REST, before any of it is mapped. nil members: the server has no
+/// such route (`GET /session/status` or `GET /permission`; see `OpenCodeClient.getIfServed`).
+struct OpenCodeSnapshot: Sendable {
+    var statuses: JSONObject?
+    /// Each session read, with its messages oldest first (sessions that are gone are left out).
+    var messages: [(session: String, messages: [JSONValue])]
+    var permissions: JSONValue?
+}
