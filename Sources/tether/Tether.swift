@@ -22,6 +22,7 @@ struct Tether: AsyncParsableCommand {
             ProfilesCommand.self, CheckCommand.self, SessionsCommand.self, HistoryCommand.self, SendCommand.self,
             EventsCommand.self, ApprovalsCommand.self, ApproveCommand.self, AbortCommand.self,
             NotificationsCommand.self, TunnelCommand.self, SSECommand.self, SimulateCommand.self, DemoCommand.self,
+            ServeCommand.self,
         ]
     )
 
