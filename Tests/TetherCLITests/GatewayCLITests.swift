@@ -1,0 +1,221 @@
+import Foundation
+import Testing
+import TetherCore
+import TetherSim
+@testable import TetherTestSupport
+
+/// `tether serve`, the real binary, over the OpenCode simulator: replay, restarts, approvals, auth
+/// and retention, through HTTP as a client (a phone's page, a script) sees them.
+@Suite(.serialized) struct GatewayCLITests {
+    static let plainPrompt = "Say hello in three words"
+    static let approvalPrompt = "Clean the build dir and say done"
+
+    func withGateway(pacing: Duration = .milliseconds(5), serveTable: String = "", environment: [String: String] = [:],
+                     _ body: (GatewayFixture) async throws -> Void) async throws {
+        let gateway = try await GatewayFixture(pacing: pacing, serveTable: serveTable, environment: environment)
+        do {
+            try await body(gateway)
+        } catch {
+            await gateway.shutdown()
+            throw error
+        }
+        await gateway.shutdown()
+    }
+
+    static func isType(_ type: String) -> (JSONValue) -> Bool { { $0["type"]?.string == type } }
+
+    @Test func resumeWithLastEventIDGetsExactlyTheRest() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.plainPrompt)
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+
+            let all = try await gateway.get("/v1/events?since=0", maxTime: 1.5).sseEvents
+            let seqs = all.compactMap(\.id)
+            #expect(seqs.count == all.count && seqs.count > 10)
+            #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
+            let middle = seqs[seqs.count / 2]
+            // Last-Event-ID wins over since.
+            let rest = try await gateway.get("/v1/events?since=0", headers: ["Last-Event-ID: \(middle)"], maxTime: 1.5).sseEvents
+            #expect(rest.compactMap(\.id) == seqs.filter { $0 > middle })
+            #expect(rest.map(\.data) == all.filter { ($0.id ?? 0) > middle }.map(\.data))
+
+            // No cursor: one id-only block with the current end, then live events only.
+            let live = try await gateway.get("/v1/events", maxTime: 1)
+            #expect(live.headers["content-type"] == "text/event-stream")
+            #expect(live.body.hasPrefix("id: \(seqs.last!)\n\n"))
+            #expect(live.sseEvents.isEmpty)
+
+            // A live client sees the next turn with nothing skipped at the seam.
+            let last = seqs.last!
+            let streamed = try Curl.start("GET", gateway.url + "/v1/events", headers: ["Last-Event-ID: \(last)"], maxTime: 6)
+            try await Task.sleep(for: .milliseconds(500))
+            try await gateway.startTurn(session, Self.plainPrompt)
+            let reply = try await streamed.finish()
+            let logged = try await gateway.logged(since: last).compactMap { $0["seq"]?.int }
+            #expect(reply.sseEvents.compactMap(\.id) == logged, "\(reply.status) \(reply.body.prefix(300))")
+            #expect(reply.sseEvents.contains { $0.data.contains("\"turn.completed\"") })
+        }
+    }
+
+    @Test func approvalsAnswerOnceAndSurviveARestart() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.approvalPrompt)
+            let requested = try await gateway.waitForLogged(Self.isType("approval.requested"))
+            let id = try #require(requested["data"]?["id"]?.string)
+            let pending = try await gateway.get("/v1/approvals?profile=oc")
+            #expect(pending.json?.array?.compactMap { $0["data"]?["id"]?.string } == [id])
+
+            let path = "/v1/profiles/oc/approvals/\(id)"
+            let first = try await gateway.post(path, json: "{\"decision\":\"accept\"}")
+            #expect(first.status == 200, "\(first.body)")
+            #expect(first.json?["type"] == "approval.resolved" && first.json?["data"]?["decision"] == "accept")
+            let again = try await gateway.post(path, json: "{\"decision\":\"accept\"}")
+            #expect(again.status == 200)
+            let other = try await gateway.post(path, json: "{\"decision\":\"decline\"}")
+            #expect(other.status == 409)
+            #expect(other.headers["content-type"] == "application/problem+json")
+            #expect(other.json?["code"] == "conflict" && other.json?["decision"] == "accept")
+            #expect(other.json?["detail"]?.string?.contains("accept") == true)
+            let unknown = try await gateway.post("/v1/profiles/oc/approvals/oc~per_nope", json: "{\"decision\":\"accept\"}")
+            #expect(unknown.status == 404 && unknown.json?["code"] == "not_found")
+
+            // Restarted on the same log: the answer is remembered.
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+            _ = try await gateway.stop()
+            try await gateway.start()
+            #expect(try await gateway.post(path, json: "{\"decision\":\"decline\"}").status == 409)
+            #expect(try await gateway.post(path, json: "{\"decision\":\"accept\"}").status == 200)
+
+            let request = try #require(id.split(separator: "~").last)
+            let replies = await gateway.simulator.requests().filter { $0.method == "POST" && $0.path.contains(request) }
+            #expect(replies.count == 1)
+            #expect(try await gateway.logged(type: "approval.").count == 2)
+        }
+    }
+
+    @Test func aKilledGatewayRestartsOnItsLogWithNoDuplicatesAndOldCursorsWork() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.approvalPrompt)
+            let requested = try await gateway.waitForLogged(Self.isType("approval.requested"))
+            let id = try #require(requested["data"]?["id"]?.string)
+            let before = try await gateway.logged()
+            let cursor = try #require(before.last?["seq"]?.int)
+
+            await gateway.kill()  // mid-turn: the approval is pending
+            try await gateway.start()
+            // The resubscription re-reads the pending approval; it is not logged twice.
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await gateway.post("/v1/profiles/oc/approvals/\(id)", json: "{\"decision\":\"accept\"}").status == 200)
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+            try await gateway.startTurn(session, Self.plainPrompt)
+            try await gateway.waitForLogged { $0["type"] == "turn.completed" && $0["seq"]?.int ?? 0 > cursor + 5 && $0["turn"] != requested["turn"] }
+
+            let events = try await gateway.logged()
+            let seqs = events.compactMap { $0["seq"]?.int }
+            #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
+            #expect(seqs.filter { $0 <= cursor } == before.compactMap { $0["seq"]?.int })
+            for type in ["part.completed", "turn.completed", "approval.requested", "approval.resolved", "session.created"] {
+                let keys = events.filter { $0["type"]?.string == type }.map { event in
+                    [event["session"]?.string, event["turn"]?.string, event["part"]?.string, event["data"]?["id"]?.string]
+                        .map { $0 ?? "" }.joined(separator: "|")
+                }
+                #expect(Set(keys).count == keys.count, "\(type) logged twice: \(keys)")
+            }
+            #expect(events.filter { $0["type"] == "turn.completed" }.count == 2)
+            #expect(events.filter { $0["type"]?.string?.hasPrefix("approval.") == true }.count == 2)
+
+            // The cursor from before the crash resumes exactly after it.
+            let resumed = try await gateway.get("/v1/events", headers: ["Last-Event-ID: \(cursor)"], maxTime: 1.5).sseEvents
+            #expect(resumed.compactMap(\.id) == seqs.filter { $0 > cursor })
+        }
+    }
+
+    @Test func tokensCookiesAndTheirRules() async throws {
+        let token = "gw-test-token-7f3a9c"
+        try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": token]) { gateway in
+            try await gateway.start()
+            var replies: [HTTPReply] = []
+            func check(_ reply: HTTPReply) -> HTTPReply {
+                replies.append(reply)
+                return reply
+            }
+            #expect(check(try await gateway.get("/v1/health")).status == 200)
+            let refused = check(try await gateway.get("/v1/profiles"))
+            #expect(refused.status == 401 && refused.headers["content-type"] == "application/problem+json")
+            #expect(refused.json?["code"] == "unauthorized" && refused.json?["status"] == 401)
+            #expect(check(try await gateway.get("/v1/openapi.json")).status == 401)
+            #expect(check(try await gateway.get("/v1/profiles", headers: ["Authorization: Bearer wrong"])).status == 401)
+            #expect(check(try await gateway.get("/v1/profiles", headers: ["Authorization: Bearer \(token)"])).status == 200)
+
+            #expect(check(try await gateway.post("/v1/login", json: "{\"token\":\"wrong\"}")).status == 401)
+            let login = check(try await gateway.post("/v1/login", json: "{\"token\":\"\(token)\"}"))
+            #expect(login.status == 200)
+            let setCookie = try #require(login.headers["set-cookie"])
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && !setCookie.contains("Secure"))
+            let cookie = String(setCookie.split(separator: ";")[0])
+            let secure = check(try await gateway.post("/v1/login", json: "{\"token\":\"\(token)\"}", headers: ["X-Forwarded-Proto: https"]))
+            #expect(secure.headers["set-cookie"]?.contains("Secure") == true)
+
+            #expect(check(try await gateway.get("/v1/profiles", headers: ["Cookie: \(cookie)"])).status == 200)
+            let form = check(try await Curl.request("POST", gateway.url + "/v1/profiles/oc/sessions",
+                                              headers: ["Cookie: \(cookie)", "Content-Type: application/x-www-form-urlencoded"], body: "title=x"))
+            #expect(form.status == 403 && form.json?["code"] == "forbidden")
+            let created = check(try await gateway.post("/v1/profiles/oc/sessions", json: "{}", headers: ["Cookie: \(cookie)"]))
+            #expect(created.status == 201)
+
+            #expect(check(try await gateway.post("/v1/logout", json: "{}", headers: ["Cookie: \(cookie)"])).status == 200)
+            #expect(check(try await gateway.get("/v1/profiles", headers: ["Cookie: \(cookie)"])).status == 401)
+
+            let result = try #require(try await gateway.stop())
+            #expect(result.status == 0 || result.status == 130, "\(result.stderr)")
+            for reply in replies {
+                #expect(!reply.body.contains(token) && !reply.headers.values.contains { $0.contains(token) })
+            }
+            #expect(!result.stdout.contains(token) && !result.stderr.contains(token))
+        }
+    }
+
+    @Test func aNetworkListenWithoutATokenExits78() async throws {
+        try await withGateway { gateway in
+            let result = try await TetherProcess.run(["--config", gateway.config.path, "serve", "--listen", "0.0.0.0:0",
+                                                      "--db", gateway.database], environment: gateway.environment)
+            #expect(result.status == 78)
+            #expect(result.stderr.contains("tokens"))
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    @Test func aCursorOlderThanRetentionGetsCursorExpiredThenTheRest() async throws {
+        // 0.00001 days is 0.86 s; the first trim runs 5 s after start.
+        try await withGateway { gateway in
+            try await gateway.start(["--retain", "0.00001"])
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.plainPrompt)
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+            let oldLast = try #require(try await gateway.logged().last?["seq"]?.int)
+            try await Task.sleep(for: .seconds(6))
+            try await gateway.startTurn(session, Self.plainPrompt)
+            try await gateway.waitForLogged { $0["type"] == "turn.completed" && ($0["seq"]?.int ?? 0) > oldLast }
+
+            // The long-poll form starts with the same cursor_expired error, then the kept events.
+            let polled = try await gateway.logged()
+            #expect(polled.first?["type"] == "error" && polled.first?["data"]?["code"] == "cursor_expired")
+            let kept = polled.dropFirst().compactMap { $0["seq"]?.int }
+            let oldest = try #require(kept.first)
+            #expect(oldest > oldLast)
+            #expect(polled.first?["seq"]?.int == oldest - 1)
+            let stream = try await gateway.get("/v1/events?since=1", maxTime: 1.5).sseEvents
+            let first = try #require(stream.first)
+            let error = try JSONParser.parse(first.data)
+            #expect(error["type"] == "error" && error["data"]?["code"] == "cursor_expired")
+            #expect(first.id == (error["data"]?["oldest"]?.int ?? 0) - 1)
+            #expect(stream.dropFirst().compactMap(\.id) == kept.filter { $0 > first.id! })
+        }
+    }
+}
