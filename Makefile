@@ -14,7 +14,7 @@ FUZZ_SECONDS       ?= 60
 FUZZ_SHORT_SECONDS ?= 10
 FUZZ_BUILD_PATH     = .build-fuzz
 
-.PHONY: all setup build release test live-test demo bench clean fuzz fuzz-short fuzz-build
+.PHONY: all setup build release test live-test gateway-api-check demo bench clean fuzz fuzz-short fuzz-build
 
 all: build
 
@@ -42,7 +42,12 @@ release:
 test: build
 	$(SWIFT) test --no-parallel $(SWIFT_FLAGS)
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Live/codex-live.sh
+	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Gateway/api-check.sh
 	$(MAKE) fuzz-short
+
+# The gateway's OpenAPI document: validated, then schemathesis against a live `tether serve`.
+gateway-api-check: build
+	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Gateway/api-check.sh
 
 # Live end-to-end test against a real codex (PyPI openai-codex-cli-bin) and a local fake model.
 live-test: build

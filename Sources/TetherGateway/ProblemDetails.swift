@@ -12,7 +12,8 @@ public struct ProblemDetails: Error, HTTPResponseError, CustomStringConvertible 
         public static let forbidden = Kind(status: .forbidden, code: "forbidden")
         public static let notFound = Kind(status: .notFound, code: "not_found")
         public static let conflict = Kind(status: .conflict, code: "conflict")
-        public static let unsupported = Kind(status: .notImplemented, code: "unsupported")
+        /// 422, not 501: the gateway works; this profile's backend cannot do what was asked.
+        public static let unsupported = Kind(status: .unprocessableContent, code: "unsupported")
         public static let unavailable = Kind(status: .badGateway, code: "unavailable")
         public static let timeout = Kind(status: .gatewayTimeout, code: "timeout")
         public static let failed = Kind(status: .unprocessableContent, code: "failed")
