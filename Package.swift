@@ -89,6 +89,10 @@ let package = Package(
             "TetherSSH", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "TetherConfigTests", dependencies: ["TetherConfig"], swiftSettings: strict),
+        .testTarget(name: "TetherGatewayTests", dependencies: [
+            "TetherGateway", "TetherCore", .product(name: "Logging", package: "swift-log"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: strict),
         .testTarget(name: "TetherSimTests", dependencies: [
             "TetherSim", .product(name: "FlyingSocks", package: "FlyingFox"), .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),

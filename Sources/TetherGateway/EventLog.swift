@@ -81,10 +81,13 @@ public final class EventLog: Sendable {
         let line = String(decoding: bytes, as: UTF8.self)
         let key = EventDedupKey.key(for: event)
         return try pool.write { db -> LoggedEvent? in
+            // Looked up first rather than INSERT OR IGNORE, which would spend a seq on a duplicate.
+            if let key, try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM event WHERE dedup_key = ?)", arguments: [key]) == true {
+                return nil
+            }
             try db.execute(sql: """
-                INSERT OR IGNORE INTO event (ts, type, profile, session, dedup_key, line) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO event (ts, type, profile, session, dedup_key, line) VALUES (?, ?, ?, ?, ?, ?)
                 """, arguments: [event.ts, event.type.rawValue, event.profile, event.session, key, line])
-            guard db.changesCount == 1 else { return nil }
             return LoggedEvent(seq: db.lastInsertedRowID, type: event.type.rawValue, profile: event.profile,
                                session: event.session, line: line)
         }
