@@ -36,16 +36,19 @@ struct ProfileSubscription: Sendable {
         }
     }
 
-    /// Reads `stream` into the journal, restarting it with backoff, until cancelled.
-    private func supervise(label: String, _ makeStream: @Sendable () -> AsyncThrowingStream<Event, any Error>) async {
+    /// Reads `stream` into the journal, restarting it with backoff, until cancelled — or, with
+    /// `untilDone`, until a stream ends on its own (a job followed to its end).
+    private func supervise(label: String, untilDone: Bool = false, owner: String? = nil,
+                           _ makeStream: @Sendable () -> AsyncThrowingStream<Event, any Error>) async {
         var backoff = SubscriptionBackoff()
         let clock = ContinuousClock()
         while !Task.isCancelled {
             let started = clock.now
             do {
                 for try await event in makeStream() {
-                    record(event)
+                    record(event, owner: owner)
                 }
+                if untilDone { return }
                 logger.info("subscription ended; restarting", metadata: ["profile": "\(profile.name)", "stream": "\(label)"])
             } catch is CancellationError {
                 return
@@ -61,7 +64,10 @@ struct ProfileSubscription: Sendable {
         }
     }
 
-    func record(_ event: Event) {
+    /// Appends one event. `owner` is the job a job follower follows; a session follower's events
+    /// of a job that has its own follower are dropped, so the job's deltas are not logged twice.
+    func record(_ event: Event, owner: String? = nil) {
+        if owner == nil, let turn = event.turn, sessionFollows.ownsJob(turn) { return }
         let stamped = profile.stamp(event)
         if stamped.type == .connectionState { profile.noteConnection(stamped.data) }
         do {
@@ -71,11 +77,12 @@ struct ProfileSubscription: Sendable {
         }
     }
 
-    /// One supervised stream per session; the session list is read every `pollInterval`, and a
-    /// session a turn was just started in is followed at once (`follow(session:)`).
+    /// One supervised stream per session; the session list is read every `pollInterval`. A turn
+    /// the gateway starts is followed by its job id from its first event (a session stream looks
+    /// for the next job only every few seconds and can miss a short one).
     private func runPerSession() async {
         await withDiscardingTaskGroup { group in
-            let (newSessions, continuation) = AsyncStream.makeStream(of: String.self)
+            let (follows, continuation) = AsyncStream.makeStream(of: SessionFollows.Follow.self)
             sessionFollows.attach(continuation)
             group.addTask {
                 while !Task.isCancelled {
@@ -92,10 +99,19 @@ struct ProfileSubscription: Sendable {
                     do { try await Task.sleep(for: pollInterval) } catch { return }
                 }
             }
-            for await session in newSessions {
-                group.addTask {
-                    await supervise(label: "session \(session)") {
-                        profile.backend.events(EventsRequest(session: session, follow: true))
+            for await follow in follows {
+                switch follow {
+                case .session(let session):
+                    group.addTask {
+                        await supervise(label: "session \(session)") {
+                            profile.backend.events(EventsRequest(session: session, follow: true))
+                        }
+                    }
+                case .job(let session, let job):
+                    group.addTask {
+                        await supervise(label: "job \(job)", untilDone: true, owner: job) {
+                            profile.backend.events(EventsRequest(session: session, turn: job, follow: true, untilTurnCompletes: true))
+                        }
                     }
                 }
             }
@@ -103,31 +119,54 @@ struct ProfileSubscription: Sendable {
     }
 }
 
-/// The sessions a per-session subscription follows: each is started once.
+/// What a per-session subscription follows: each session once, and each job the gateway started.
 final class SessionFollows: Sendable {
+    enum Follow: Sendable {
+        case session(String)
+        case job(session: String, job: String)
+    }
+
     private struct State {
-        var followed: Set<String> = []
-        var continuation: AsyncStream<String>.Continuation?
-        var waiting: [String] = []
+        var sessions: Set<String> = []
+        var jobs: Set<String> = []
+        var continuation: AsyncStream<Follow>.Continuation?
+        var waiting: [Follow] = []
     }
     private let state = Mutex(State())
 
-    func attach(_ continuation: AsyncStream<String>.Continuation) {
+    func attach(_ continuation: AsyncStream<Follow>.Continuation) {
         let waiting = state.withLock { state in
             state.continuation = continuation
             defer { state.waiting = [] }
             return state.waiting
         }
-        for session in waiting { continuation.yield(session) }
+        for follow in waiting { continuation.yield(follow) }
+    }
+
+    private func send(_ follow: Follow, _ state: inout State) -> AsyncStream<Follow>.Continuation? {
+        if state.continuation == nil { state.waiting.append(follow) }
+        return state.continuation
     }
 
     /// Follows `session` unless it already is.
     func request(_ session: String) {
-        let continuation = state.withLock { state -> AsyncStream<String>.Continuation? in
-            guard state.followed.insert(session).inserted else { return nil }
-            if state.continuation == nil { state.waiting.append(session) }
-            return state.continuation
+        let continuation = state.withLock { state -> AsyncStream<Follow>.Continuation? in
+            guard state.sessions.insert(session).inserted else { return nil }
+            return send(.session(session), &state)
         }
-        continuation?.yield(session)
+        continuation?.yield(.session(session))
     }
+
+    /// Follows a job the gateway started, from its first event to its end.
+    func follow(job: String, session: String) {
+        let continuation = state.withLock { state -> AsyncStream<Follow>.Continuation? in
+            guard state.jobs.insert(job).inserted else { return nil }
+            return send(.job(session: session, job: job), &state)
+        }
+        continuation?.yield(.job(session: session, job: job))
+    }
+
+    /// Whether a job has a follower of its own (its id stays here after it ended: the session
+    /// stream has nothing of it to add).
+    func ownsJob(_ job: String) -> Bool { state.withLock { $0.jobs.contains(job) } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import TetherCore
 import TetherSim
@@ -178,6 +179,41 @@ import TetherSim
                 #expect(!reply.body.contains(token) && !reply.headers.values.contains { $0.contains(token) })
             }
             #expect(!result.stdout.contains(token) && !result.stderr.contains(token))
+        }
+    }
+
+    /// The Codex Worker has no all-sessions stream: a turn started through the gateway is followed
+    /// by its job from the first event, and its deltas are logged once although the session's
+    /// own follower sees the same job.
+    @Test func aCodexWorkerTurnStartedThroughTheGatewayIsLoggedWhole() async throws {
+        let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
+        let workerURL = try await worker.start()
+        defer { Task { await worker.stop() } }
+        let table = """
+            [profiles.w]
+            backend = "codex-worker"
+            url = "\(workerURL.absoluteString)"
+            token = { env = "WORKER_TEST_TOKEN" }
+            """
+        try await withGateway(serveTable: table, environment: ["WORKER_TEST_TOKEN": "t0ken"]) { gateway in
+            gateway.profile = "w"
+            try await gateway.start(["-p", "w"])
+            let profiles = try await gateway.get("/v1/profiles").json?.array?.compactMap { $0["name"]?.string }
+            #expect(profiles == ["w"])
+            let thread = try await gateway.createSession()
+            let started = try await gateway.post("/v1/profiles/w/sessions/\(thread)/turns", json: "{\"text\":\"hello there\"}")
+            #expect(started.status == 202)
+            let job = try #require(started.json?["turn"]?.string)
+            let done = try await gateway.waitForLogged { $0["type"] == "turn.completed" && $0["turn"]?.string == job }
+            #expect(done["profile"] == "w" && done["backend"] == "codex-worker")
+            try await Task.sleep(for: .seconds(1))
+            let events = try await gateway.logged().filter { $0["turn"]?.string == job }
+            #expect(events.first?["type"] == "turn.started")
+            let texts = events.filter { $0["type"] == "part.completed" && $0["data"]?["kind"] == "text" }.compactMap { $0["data"]?["text"]?.string }
+            #expect(texts.first == "hello there")
+            let deltas = events.filter { $0["type"] == "part.delta" }.compactMap { $0["data"]?["delta"]?.string }
+            let assistant = try #require(events.last { $0["type"] == "part.completed" && $0["data"]?["role"] == "assistant" }?["data"]?["text"]?.string)
+            #expect(deltas.joined() == assistant)
         }
     }
 

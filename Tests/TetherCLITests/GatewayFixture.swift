@@ -88,6 +88,8 @@ final class GatewayFixture: @unchecked Sendable {
     let environment: [String: String]
     private(set) var process: TetherProcess?
     private(set) var url = ""
+    /// The profile the session and turn helpers use.
+    var profile = "oc"
 
     init(pacing: Duration = .milliseconds(5), serveTable: String = "", environment: [String: String] = [:]) async throws {
         simulator = OpenCodeSimulator(options: .init(password: "secret", pacing: pacing))
@@ -142,7 +144,7 @@ final class GatewayFixture: @unchecked Sendable {
     }
 
     func createSession() async throws -> String {
-        let reply = try await post("/v1/profiles/oc/sessions", json: "{\"title\":\"gateway e2e\"}")
+        let reply = try await post("/v1/profiles/\(profile)/sessions", json: "{\"title\":\"gateway e2e\"}")
         guard reply.status == 201, let id = reply.json?["id"]?.string else {
             throw FixtureError("session create answered \(reply.status): \(reply.body)")
         }
@@ -150,7 +152,7 @@ final class GatewayFixture: @unchecked Sendable {
     }
 
     func startTurn(_ session: String, _ text: String) async throws {
-        let reply = try await post("/v1/profiles/oc/sessions/\(session)/turns", json: "{\"text\":\"\(text)\"}")
+        let reply = try await post("/v1/profiles/\(profile)/sessions/\(session)/turns", json: "{\"text\":\"\(text)\"}")
         guard reply.status == 202 else { throw FixtureError("turn start answered \(reply.status): \(reply.body)") }
     }
 

@@ -34,6 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @ParentCommand var root: Tether
 
+    /// Shown in the help; the values are read by `ServedProfileArguments` (see there why).
     @Option(name: [.short, .customLong("profile")], help: ArgumentHelp("Serve this profile (repeatable; default: every profile of the config).", valueName: "name"))
     var profiles: [String] = []
     @Option(help: ArgumentHelp("Where to listen (default: [serve] listen, else 127.0.0.1:7420; port 0 picks a free one).", valueName: "host:port"))
@@ -65,7 +66,7 @@ struct ServeCommand: AsyncParsableCommand {
                 throw TetherError(.configuration, "[serve] notify = { command = … } is not supported by this version of tether serve",
                                   hint: "use notify = { url = \"https://ntfy.example/topic\" } (an ntfy topic or a webhook that takes a text/plain POST)")
             }
-            let names = try Self.servedProfileNames(config, selected: profiles)
+            let names = try Self.servedProfileNames(config, selected: ServedProfileArguments.selected(in: CommandLine.arguments))
             var served: [ServedProfile] = []
             for name in names {
                 let profile = try config.profile(named: name)
