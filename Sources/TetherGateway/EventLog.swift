@@ -131,3 +131,12 @@ public final class EventLog: Sendable {
         }
     }
 }
+
+extension EventLog {
+    /// The receive time of the profile's last logged event, nil when it has none.
+    public func lastTimestamp(profile: String) throws -> Double? {
+        try pool.read { db in
+            try Double.fetchOne(db, sql: "SELECT ts FROM event WHERE profile = ? ORDER BY seq DESC LIMIT 1", arguments: [profile])
+        }
+    }
+}

@@ -27,9 +27,11 @@ struct ProfileSubscription: Sendable {
 
     func run() async {
         if streamsPerSession {
+            async let caughtUp: Void = catchUp()
             await runPerSession()
+            await caughtUp
         } else {
-            await supervise(label: "all sessions") {
+            await supervise(label: "all sessions", catchingUp: true) {
                 if let notifications = profile.backend as? any NotificationBackend { return notifications.watch() }
                 return profile.backend.events(EventsRequest(follow: true))
             }
@@ -38,12 +40,15 @@ struct ProfileSubscription: Sendable {
 
     /// Reads `stream` into the journal, restarting it with backoff, until cancelled — or, with
     /// `untilDone`, until a stream ends on its own (a job followed to its end).
-    private func supervise(label: String, untilDone: Bool = false, owner: String? = nil,
+    private func supervise(label: String, untilDone: Bool = false, owner: String? = nil, catchingUp: Bool = false,
                            _ makeStream: @Sendable () -> AsyncThrowingStream<Event, any Error>) async {
         var backoff = SubscriptionBackoff()
         let clock = ContinuousClock()
         while !Task.isCancelled {
             let started = clock.now
+            // Each (re)start: what ran while nothing listened comes back from history meanwhile.
+            let catchUp = catchingUp ? Task { await self.catchUp() } : nil
+            defer { catchUp?.cancel() }
             do {
                 for try await event in makeStream() {
                     record(event, owner: owner)
@@ -75,6 +80,12 @@ struct ProfileSubscription: Sendable {
         } catch {
             logger.error("cannot append to the event log", metadata: ["profile": "\(profile.name)", "error": "\(error)"])
         }
+    }
+
+    /// Records the part.completed / turn.completed that history has and the log lacks.
+    func catchUp() async {
+        let events = await HistoryCatchUp(profile: profile, log: journal.log, logger: logger).missedEvents()
+        for event in events where !Task.isCancelled { record(event) }
     }
 
     /// One supervised stream per session; the session list is read every `pollInterval`. A turn

@@ -137,6 +137,36 @@ import TetherSim
         }
     }
 
+    /// A turn that ran from start to end while the gateway was down: no stream can replay it, so
+    /// the restarted gateway reads it back from history — each part.completed and the
+    /// turn.completed once, whole.
+    @Test func aTurnThatRanWhileTheGatewayWasDownIsFilledFromHistory() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.plainPrompt)
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+            _ = try await gateway.stop()
+
+            let sent = try await TetherProcess.run(["send", session, Self.plainPrompt, "--follow", "--config", gateway.config.path, "-p", "oc"],
+                                                   environment: gateway.environment)
+            #expect(sent.status == 0, "\(sent.stderr)")
+            let missed = try sent.events()
+            let turn = try #require(missed.first { $0.type == .turnCompleted }?.turn)
+            let parts = Set(missed.filter { $0.type == .partCompleted }.compactMap(\.part))
+
+            try await gateway.start()
+            try await gateway.waitForLogged { $0["type"] == "turn.completed" && $0["turn"]?.string == turn }
+            try await Task.sleep(for: .milliseconds(500))
+            let logged = try await gateway.logged().filter { $0["turn"]?.string == turn }
+            let loggedParts = logged.filter { $0["type"] == "part.completed" }.compactMap { $0["part"]?.string }
+            #expect(Set(loggedParts) == parts && loggedParts.count == parts.count)
+            #expect(logged.filter { $0["type"] == "turn.completed" }.count == 1)
+            let text = missed.last { $0.type == .partCompleted && $0.data["kind"] == "text" }?.data["text"]?.string
+            #expect(logged.contains { $0["type"] == "part.completed" && $0["data"]?["text"]?.string == text })
+        }
+    }
+
     @Test func tokensCookiesAndTheirRules() async throws {
         let token = "gw-test-token-7f3a9c"
         try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": token]) { gateway in
