@@ -19,7 +19,22 @@ struct ApprovalPush: Sendable {
     func attach(to journal: EventJournal) {
         journal.observe { logged, event in
             guard event.type == .approvalRequested, let id = event.data["id"]?.stringish, let profile = event.profile else { return }
-            Task { await deliver(Self.message(for: event, publicURL: publicURL), approval: id, profile: profile) }
+            Task {
+                do {
+                    guard try log.claimPush(profile: profile, approval: id) else { return }
+                } catch {
+                    logger.error("cannot record an approval push", metadata: ["error": "\(error)"])
+                    return
+                }
+                await deliver(Self.message(for: event, publicURL: publicURL), approval: id, profile: profile)
+            }
+        }
+        // Pushes a previous run claimed and could not deliver before it stopped.
+        Task {
+            for pending in (try? log.undeliveredPushes()) ?? [] {
+                guard let event = try? EventCodec.decode(pending.line) else { continue }
+                Task { await deliver(Self.message(for: event, publicURL: publicURL), approval: pending.approval, profile: pending.profile) }
+            }
         }
     }
 
@@ -40,13 +55,8 @@ struct ApprovalPush: Sendable {
         return Message(title: "Approval needed (\(event.profile ?? "tether"))", body: lines.joined(separator: "\n"))
     }
 
+    /// Posts until it is accepted, with backoff capped at 60 s, for up to `giveUpAfter`.
     func deliver(_ message: Message, approval id: String, profile: String) async {
-        do {
-            guard try log.claimPush(profile: profile, approval: id) else { return }
-        } catch {
-            logger.error("cannot record an approval push", metadata: ["error": "\(error)"])
-            return
-        }
         var delay: Duration = .seconds(1)
         let deadline = ContinuousClock.now + giveUpAfter
         while ContinuousClock.now < deadline {

@@ -64,3 +64,21 @@ extension EventLog {
         }
     }
 }
+
+extension EventLog {
+    /// Approvals whose push was claimed but not delivered (the gateway stopped while retrying),
+    /// with their `approval.requested` line, so a restart goes on pushing them.
+    public func undeliveredPushes() throws -> [(profile: String, approval: String, line: String)] {
+        try pool.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT profile, id FROM approval_push WHERE delivered = 0")
+            return try rows.compactMap { row in
+                let profile: String = row["profile"]
+                let approval: String = row["id"]
+                let key = EventDedupKey.join(profile: profile, type: "approval.requested", [approval])
+                guard let line = try String.fetchOne(db, sql: "SELECT line FROM event WHERE dedup_key = ?", arguments: [key])
+                else { return nil }
+                return (profile, approval, line)
+            }
+        }
+    }
+}

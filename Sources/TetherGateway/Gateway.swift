@@ -28,6 +28,7 @@ public struct Gateway: Sendable {
         }
         let api = GatewayAPI(profiles: profiles, journal: journal, auth: GatewayAuth(tokens: configuration.tokens),
                              approvals: ApprovalDesk(journal: journal, logger: logger), heartbeat: configuration.heartbeat,
+                             version: configuration.version,
                              logger: logger, sessionFollows: follows)
         var retention = RetentionSchedule(log: log, retainDays: configuration.retainDays, logger: logger)
         retention.firstRun = configuration.retentionFirstRun

@@ -6,7 +6,7 @@ import TetherCore
 /// Health, login and logout, and the profile list.
 extension GatewayAPI {
     func health() -> Response {
-        JSONResponse.ok(["status": "ok", "version": .string(GatewayInfo.version)])
+        JSONResponse.ok(["status": "ok", "version": .string(version)])
     }
 
     func login(_ request: Request) async throws -> Response {

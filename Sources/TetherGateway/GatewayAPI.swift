@@ -10,6 +10,7 @@ struct GatewayAPI: Sendable {
     let auth: GatewayAuth
     let approvals: ApprovalDesk
     let heartbeat: Duration
+    let version: String
     let logger: Logger
     /// Per-session followers of backends that stream per session, by profile name.
     let sessionFollows: [String: SessionFollows]

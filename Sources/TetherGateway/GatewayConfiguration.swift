@@ -9,6 +9,8 @@ public struct GatewayConfiguration: Sendable {
     public var notifyURL: String?
     /// Where clients reach the gateway (a tunnel or proxy), for links in pushes.
     public var publicURL: String?
+    /// What `GET /v1/health` reports as the version.
+    public var version = "unknown"
     public var heartbeat: Duration = .seconds(15)
     public var retentionFirstRun: Duration = .seconds(5)
     public var retentionInterval: Duration = .seconds(3600)

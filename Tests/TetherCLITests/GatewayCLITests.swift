@@ -167,6 +167,34 @@ import TetherSim
         }
     }
 
+    /// `notify`: one text/plain POST with a Title header per approval, retried after a refusal,
+    /// and not again after a restart.
+    @Test func anApprovalIsPushedOnceEvenAcrossARestart() async throws {
+        let receiver = try await PushReceiver()
+        defer { receiver.stop() }
+        let table = "[serve]\nnotify = { url = \"\(receiver.url)\" }\npublic_url = \"https://gw.example/\""
+        try await withGateway(serveTable: table) { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.approvalPrompt)
+            try await gateway.waitForLogged(Self.isType("approval.requested"))
+            let deadline = ContinuousClock.now + .seconds(15)
+            while receiver.posts.count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            let posts = receiver.posts
+            #expect(posts.count == 2)  // refused once (503), then accepted
+            let post = try #require(posts.last)
+            #expect(post["type"]?.hasPrefix("text/plain") == true)
+            #expect(post["title"]?.contains("Approval") == true)
+            #expect(post["body"]?.contains("rm -rf build") == true && post["body"]?.contains("risk: high") == true)
+            #expect(post["body"]?.contains("https://gw.example/") == true)
+
+            _ = try await gateway.stop()
+            try await gateway.start()
+            try await Task.sleep(for: .seconds(2))
+            #expect(receiver.posts.count == 2)
+        }
+    }
+
     @Test func tokensCookiesAndTheirRules() async throws {
         let token = "gw-test-token-7f3a9c"
         try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": token]) { gateway in

@@ -114,6 +114,18 @@ import TetherCore
         #expect(collector.ids == [3, 4, 5])
     }
 
+    @Test func anIdleStreamSendsCommentHeartbeats() async throws {
+        let journal = try Self.journal()
+        let collector = Collector()
+        let streamer = EventStreamer(journal: journal, filter: EventFilter(), cursor: .now, heartbeat: .milliseconds(20))
+        let subscription = journal.broadcast.subscribe()
+        let task = Task { try await streamer.stream(subscription) { collector.add($0) } }
+        try await waitUntil { collector.frames.withLock { $0 }.filter { $0 == SSEFrame.heartbeat }.count >= 2 }
+        journal.broadcast.closeAll()
+        try await task.value
+        #expect(collector.frames.withLock { $0 }.first == "id: 0\n\n")
+    }
+
     @Test func aClientPastItsBacklogIsCutOffAndOthersAreNot() async throws {
         let broadcast = EventBroadcast(limits: .init(events: 3, bytes: 1 << 20))
         let slow = broadcast.subscribe()

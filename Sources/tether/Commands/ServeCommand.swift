@@ -58,7 +58,8 @@ struct ServeCommand: AsyncParsableCommand {
         try await reportingFailures {
             let config = try context.loadConfig()
             let settings = config.serve ?? ServeSettings()
-            let gatewayConfiguration = try Self.configuration(settings, flags: self, environment: context.environment)
+            var gatewayConfiguration = try Self.configuration(settings, flags: self, environment: context.environment)
+            gatewayConfiguration.version = TetherVersion.string
             if let problem = gatewayConfiguration.exposureProblem {
                 throw TetherError(.configuration, problem)
             }
@@ -73,7 +74,6 @@ struct ServeCommand: AsyncParsableCommand {
                 served.append(ServedProfile(name: name, backend: try await context.makeBackend(for: profile, in: config)))
             }
             StatusLine.shared.clear()
-            GatewayInfo.version = TetherVersion.string
             let gateway = Gateway(configuration: gatewayConfiguration, profiles: served, logger: context.logger)
             let database = gatewayConfiguration.databasePath
             try await gateway.run { url in
