@@ -275,6 +275,42 @@ import TetherSim
         }
     }
 
+    /// A notification profile: its `watch()` feeds the log (a push sent twice is logged once), and
+    /// the notification routes reach the desktop.
+    @Test func aNotificationProfileIsWatchedAndServed() async throws {
+        let relay = NotificationSimulator(options: .init())
+        let relayURL = try await relay.start()
+        defer { Task { await relay.stop() } }
+        let table = """
+            [profiles.n]
+            backend = "notification"
+            url = "\(relayURL.absoluteString)"
+            """
+        let state = NSTemporaryDirectory() + "tether-state-\(UUID().uuidString)"
+        try await withGateway(serveTable: table, environment: ["XDG_STATE_HOME": state]) { gateway in
+            try await gateway.start(["-p", "n"])
+            for _ in 0..<100 {
+                if relay.peers().contains(where: { $0.deviceType != "desktop" && !$0.peerID.contains("~") }) { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try relay.push(title: "Build done", body: "green", notificationID: "n-42", twice: true)
+            let logged = try await gateway.waitForLogged(Self.isType("notification.received"))
+            #expect(logged["profile"] == "n" && logged["data"]?["id"] == "n-42")
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await gateway.logged(type: "notification.").count == 1)
+
+            let unread = try await gateway.get("/v1/profiles/n/notifications?unread=true")
+            #expect(unread.status == 200, "\(unread.body)")
+            let target = try #require(unread.json?.array?.first?["id"]?.string)
+            #expect(try await gateway.post("/v1/profiles/n/notifications/\(target)/read", json: "{}").status == 200)
+            #expect(relay.notification(id: target)?.read == true)
+            #expect(try await gateway.post("/v1/profiles/n/notifications/read-all", json: "{}").status == 200)
+            #expect(relay.notifications().allSatisfy { $0.read })
+            let sessions = try await gateway.get("/v1/profiles/n/sessions")
+            #expect(sessions.status == 422 && sessions.json?["code"] == "unsupported")
+        }
+    }
+
     @Test func aNetworkListenWithoutATokenExits78() async throws {
         try await withGateway { gateway in
             let result = try await TetherProcess.run(["--config", gateway.config.path, "serve", "--listen", "0.0.0.0:0",
