@@ -82,6 +82,22 @@ struct ProfileSubscription: Sendable {
         }
     }
 
+    /// Records the last turns' part.completed / turn.completed of one session (the log keeps each once).
+    func readBack(session: String) async {
+        guard profile.backend.capabilities.contains(.history) else { return }
+        do {
+            let events = try await profile.backend.history(session: session, limit: 3)
+            for var event in events where HistoryCatchUp.taken.contains(event.type) {
+                if event.session == nil { event.session = session }
+                record(event)
+            }
+        } catch {
+            if !(error is CancellationError) {
+                logger.warning("cannot read a session's history", metadata: ["profile": "\(profile.name)", "session": "\(session)", "error": "\(error)"])
+            }
+        }
+    }
+
     /// Records the part.completed / turn.completed that history has and the log lacks.
     func catchUp() async {
         let events = await HistoryCatchUp(profile: profile, log: journal.log, logger: logger).missedEvents()
@@ -96,11 +112,19 @@ struct ProfileSubscription: Sendable {
             let (follows, continuation) = AsyncStream.makeStream(of: SessionFollows.Follow.self)
             sessionFollows.attach(continuation)
             group.addTask {
+                var updated: [String: Double?] = [:]
+                var firstPoll = true
                 while !Task.isCancelled {
                     do {
                         for session in try await profile.backend.listSessions(SessionListRequest()) {
                             sessionFollows.request(session.id)
+                            // A session that appeared or changed since the last poll may have run a
+                            // job too short for its stream to catch: its history has the whole of it.
+                            // (The first poll's are the start-up catch-up's.)
+                            if !firstPoll, updated[session.id] != .some(session.updatedAt) { await readBack(session: session.id) }
+                            updated[session.id] = .some(session.updatedAt)
                         }
+                        firstPoll = false
                         profile.noteConnection(["state": "connected"])
                     } catch {
                         if Task.isCancelled { return }

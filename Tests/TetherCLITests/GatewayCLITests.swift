@@ -272,6 +272,18 @@ import TetherSim
             let deltas = events.filter { $0["type"] == "part.delta" }.compactMap { $0["data"]?["delta"]?.string }
             let assistant = try #require(events.last { $0["type"] == "part.completed" && $0["data"]?["role"] == "assistant" }?["data"]?["text"]?.string)
             #expect(deltas.joined() == assistant)
+
+            // A turn started elsewhere (another tether) reaches the log too, whole. (The worker
+            // stamps a thread's updatedAt in whole seconds; the gateway reads back a thread whose
+            // stamp moved, so the turn starts in a later second than the last one.)
+            try await Task.sleep(for: .milliseconds(1100))
+            let elsewhere = try await TetherProcess.run(["send", thread, "second one", "--follow", "--config", gateway.config.path, "-p", "w"],
+                                                        environment: gateway.environment)
+            #expect(elsewhere.status == 0, "\(elsewhere.stderr)")
+            let other = try #require(try elsewhere.events().first { $0.type == .turnCompleted }?.turn)
+            try await gateway.waitForLogged(timeout: .seconds(20)) { $0["type"] == "turn.completed" && $0["turn"]?.string == other }
+            let otherTexts = try await gateway.logged().filter { $0["turn"]?.string == other && $0["type"] == "part.completed" }
+            #expect(otherTexts.contains { $0["data"]?["text"]?.string == "second one" })
         }
     }
 
