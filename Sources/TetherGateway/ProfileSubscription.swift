@@ -87,7 +87,7 @@ struct ProfileSubscription: Sendable {
         guard profile.backend.capabilities.contains(.history) else { return }
         do {
             let events = try await profile.backend.history(session: session, limit: 3)
-            for var event in events where HistoryCatchUp.taken.contains(event.type) {
+            for var event in events where ResubscriptionCatchUp.taken.contains(event.type) {
                 if event.session == nil { event.session = session }
                 record(event)
             }
@@ -98,9 +98,10 @@ struct ProfileSubscription: Sendable {
         }
     }
 
-    /// Records the part.completed / turn.completed that history has and the log lacks.
+    /// Records the pending approvals and the part.completed / turn.completed that history has and
+    /// the log lacks.
     func catchUp() async {
-        let events = await HistoryCatchUp(profile: profile, log: journal.log, logger: logger).missedEvents()
+        let events = await ResubscriptionCatchUp(profile: profile, log: journal.log, logger: logger).missedEvents()
         for event in events where !Task.isCancelled { record(event) }
     }
 

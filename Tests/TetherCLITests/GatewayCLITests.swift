@@ -195,6 +195,27 @@ import TetherSim
         }
     }
 
+    /// An approval requested while the gateway was down is in the log once it is back, and can be
+    /// answered through it.
+    @Test func anApprovalRequestedWhileTheGatewayWasDownIsLoggedAndAnswerable() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            _ = try await gateway.stop()
+            let sent = try await TetherProcess.run(["send", session, Self.approvalPrompt, "--config", gateway.config.path, "-p", "oc"],
+                                                   environment: gateway.environment)
+            #expect(sent.status == 0, "\(sent.stderr)")
+            let permission = try await gateway.simulator.waitForPendingPermission()
+            try await gateway.start()
+            let requested = try await gateway.waitForLogged(Self.isType("approval.requested"))
+            let id = try #require(requested["data"]?["id"]?.string)
+            #expect(id.hasSuffix(permission))
+            #expect(try await gateway.post("/v1/profiles/oc/approvals/\(id)", json: "{\"decision\":\"accept\"}").status == 200)
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+            #expect(try await gateway.logged(type: "approval.requested").count == 1)
+        }
+    }
+
     @Test func tokensCookiesAndTheirRules() async throws {
         let token = "gw-test-token-7f3a9c"
         try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": token]) { gateway in

@@ -1,12 +1,13 @@
 import Logging
 import TetherCore
 
-/// Fills what a profile's live stream cannot: turns that ran while the gateway was down (or its
-/// subscription was), read back from the backend's history when the subscription (re)starts.
-/// Only `part.completed` and `turn.completed` are taken — they carry the whole content and the
-/// duplicate rule keeps each once, whichever of history and the live stream brings it first;
-/// deltas stay live-only. A profile with nothing logged yet starts clean, as the contract says.
-struct HistoryCatchUp: Sendable {
+/// Fills what a profile's live stream cannot, when its subscription (re)starts: the approvals
+/// pending now (requested while nothing listened), and turns that ran meanwhile, read back from
+/// the backend's history. Of history only `part.completed` and `turn.completed` are taken — they
+/// carry the whole content and the duplicate rule keeps each once, whichever of history and the
+/// live stream brings it first; deltas stay live-only. A profile with nothing logged yet starts
+/// clean, as the contract says.
+struct ResubscriptionCatchUp: Sendable {
     static let taken: Set<EventType> = [.partCompleted, .turnCompleted]
     /// Sessions updated this long before the last logged event are read too (clock skew, races).
     static let margin: Double = 5 * 60_000
@@ -17,11 +18,25 @@ struct HistoryCatchUp: Sendable {
     let log: EventLog
     let logger: Logger
 
-    var applies: Bool { profile.backend.capabilities.isSuperset(of: [.sessions, .history]) }
-
     /// The events to record, oldest first.
     func missedEvents() async -> [Event] {
-        guard applies else { return [] }
+        await pendingApprovals() + missedTurns()
+    }
+
+    func pendingApprovals() async -> [Event] {
+        guard profile.backend.capabilities.contains(.approvals) else { return [] }
+        do {
+            return try await profile.backend.pendingApprovals(session: nil).map { .approvalRequested($0) }
+        } catch {
+            if !(error is CancellationError) {
+                logger.warning("cannot read pending approvals", metadata: ["profile": "\(profile.name)", "error": "\(error)"])
+            }
+            return []
+        }
+    }
+
+    func missedTurns() async -> [Event] {
+        guard profile.backend.capabilities.isSuperset(of: [.sessions, .history]) else { return [] }
         do {
             guard let last = try log.lastTimestamp(profile: profile.name) else { return [] }
             let since = last - Self.margin
