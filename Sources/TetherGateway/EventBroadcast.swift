@@ -129,6 +129,11 @@ public final class EventSubscription: Sendable {
         action?()
     }
 
+    /// Cuts the client off as if its backlog overflowed (its writer is stuck on a full socket).
+    public func cutOff() {
+        finish(overflowed: true)
+    }
+
     /// Asks the writer to send a heartbeat (dropped when the backlog is full: it has work anyway).
     public func heartbeat() {
         continuation.yield(.heartbeat)

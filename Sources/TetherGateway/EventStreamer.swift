@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import TetherCore
 
 /// Replay-then-live for one client of `GET /v1/events`. It subscribes to the live broadcast
@@ -10,27 +11,48 @@ public struct EventStreamer: Sendable {
     public let filter: EventFilter
     public let cursor: EventStreamCursor
     public let heartbeatInterval: Duration
+    /// A write that has not completed after this long means the client stopped reading (its
+    /// socket and ours are full): it is cut off, in the replay as in the live phase.
+    public let stallLimit: Duration
 
-    public init(journal: EventJournal, filter: EventFilter, cursor: EventStreamCursor, heartbeat: Duration = .seconds(15)) {
+    public init(journal: EventJournal, filter: EventFilter, cursor: EventStreamCursor, heartbeat: Duration = .seconds(15),
+                stallLimit: Duration = .seconds(25)) {
         self.journal = journal
         self.filter = filter
         self.cursor = cursor
         heartbeatInterval = heartbeat
+        self.stallLimit = stallLimit
     }
 
     /// Writes SSE text through `write` until the subscription ends (shutdown, overflow) or `write`
     /// throws (the client went away). `subscription` must come from `journal.broadcast.subscribe()`
     /// before this is called, so live events that arrive during the replay are not lost.
-    public func stream(_ subscription: EventSubscription, write: (String) async throws -> Void) async throws {
+    public func stream(_ subscription: EventSubscription, write unguarded: (String) async throws -> Void) async throws {
         let heartbeats = Task { [heartbeatInterval] in
             while !Task.isCancelled {
                 try await Task.sleep(for: heartbeatInterval)
                 subscription.heartbeat()
             }
         }
+        let pending = PendingWrite()
+        let watchdog = Task { [stallLimit] in
+            while !Task.isCancelled {
+                try await Task.sleep(for: stallLimit / 10)
+                if let started = pending.started, ContinuousClock.now - started > stallLimit {
+                    subscription.cutOff()
+                    return
+                }
+            }
+        }
         defer {
             heartbeats.cancel()
+            watchdog.cancel()
             subscription.cancel()
+        }
+        func write(_ text: String) async throws {
+            pending.started = ContinuousClock.now
+            defer { pending.started = nil }
+            try await unguarded(text)
         }
         var lastSent: Int64
         switch cursor {
@@ -80,5 +102,14 @@ public struct EventStreamer: Sendable {
         var bytes = codec.encode(event)
         bytes.removeLast()
         return LoggedEvent(seq: oldest - 1, type: "error", profile: nil, session: nil, line: String(decoding: bytes, as: UTF8.self))
+    }
+}
+
+/// When the write under way began (nil between writes), for the stall watchdog.
+final class PendingWrite: Sendable {
+    private let instant = Mutex<ContinuousClock.Instant?>(nil)
+    var started: ContinuousClock.Instant? {
+        get { instant.withLock { $0 } }
+        set { instant.withLock { $0 = newValue } }
     }
 }

@@ -3,6 +3,9 @@ import Logging
 import Testing
 import TetherCore
 import TetherSim
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import TetherTestSupport
 
 /// `tether serve`, the real binary, over the OpenCode simulator: replay, restarts, approvals, auth
@@ -11,9 +14,10 @@ import TetherSim
     static let plainPrompt = "Say hello in three words"
     static let approvalPrompt = "Clean the build dir and say done"
 
-    func withGateway(pacing: Duration = .milliseconds(5), serveTable: String = "", environment: [String: String] = [:],
-                     _ body: (GatewayFixture) async throws -> Void) async throws {
-        let gateway = try await GatewayFixture(pacing: pacing, serveTable: serveTable, environment: environment)
+    func withGateway(pacing: Duration = .milliseconds(5), flood: Int? = nil, floodRate: Int? = nil, serveTable: String = "",
+                     environment: [String: String] = [:], _ body: (GatewayFixture) async throws -> Void) async throws {
+        let gateway = try await GatewayFixture(pacing: pacing, flood: flood, floodRate: floodRate, serveTable: serveTable,
+                                               environment: environment)
         do {
             try await body(gateway)
         } catch {
@@ -341,6 +345,44 @@ import TetherSim
             #expect(relay.notifications().allSatisfy { $0.read })
             let sessions = try await gateway.get("/v1/profiles/n/sessions")
             #expect(sessions.status == 422 && sessions.json?["code"] == "unsupported")
+        }
+    }
+
+    /// A client that never reads is cut off within 30 s (here the kernel's socket buffers take the
+    /// whole flood, so it is the stalled write that gives it away; the 10,000-event backlog limit is
+    /// EventStreamTests' case); a client that reads gets every event meanwhile, and the gateway's
+    /// memory stays bounded.
+    @Test func aClientThatNeverReadsIsCutOffAndSlowsNoOne() async throws {
+        let flood = 16_000
+        // Paced, so the client that never reads is connected while the events arrive.
+        try await withGateway(flood: flood, floodRate: 4_000) { gateway in
+            try await gateway.start(["-v"])
+            let port = Int(gateway.url.split(separator: ":").last ?? "") ?? 0
+            let stuck = try TestSockets.connect(port: port)
+            defer { close(stuck) }
+            var small: Int32 = 4096
+            setsockopt(stuck, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            try TestSockets.sendAll(stuck, Array("GET /v1/events HTTP/1.1\r\nHost: gateway\r\n\r\n".utf8))
+            let reader = try Curl.start("GET", gateway.url + "/v1/events?since=0", maxTime: 12)
+
+            // The flood ends with the session going idle (polled by type: the whole log is large).
+            let floodEnd = ContinuousClock.now + .seconds(60)
+            while try await !gateway.logged(type: "session.status").contains(where: {
+                $0["data"]?["status"] == "idle" && ($0["seq"]?.int ?? 0) > Int64(flood)
+            }) {
+                guard ContinuousClock.now < floodEnd else { throw FixtureError("the flood never ended") }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let logged = try await gateway.logged().compactMap { $0["seq"]?.int }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !(gateway.process?.stderrText.contains("closing a slow event-stream client") ?? false), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(gateway.process?.stderrText.contains("closing a slow event-stream client") == true)
+            let read = try await reader.finish().sseEvents.compactMap(\.id)
+            #expect(read == logged)
+            let peak = gateway.process?.peakRSSKilobytes ?? 0
+            #expect(peak > 0 && peak < 200_000, "peak RSS \(peak) kB")
         }
     }
 

@@ -91,8 +91,11 @@ final class GatewayFixture: @unchecked Sendable {
     /// The profile the session and turn helpers use.
     var profile = "oc"
 
-    init(pacing: Duration = .milliseconds(5), serveTable: String = "", environment: [String: String] = [:]) async throws {
-        simulator = OpenCodeSimulator(options: .init(password: "secret", pacing: pacing))
+    init(pacing: Duration = .milliseconds(5), flood: Int? = nil, floodRate: Int? = nil, serveTable: String = "",
+         environment: [String: String] = [:]) async throws {
+        var options = OpenCodeSimulator.Options(password: "secret", pacing: pacing, flood: flood)
+        options.floodRate = floodRate
+        simulator = OpenCodeSimulator(options: options)
         let simulated = try await simulator.start()
         config = try TemporaryConfig("""
             [profiles.oc]

@@ -126,6 +126,21 @@ import TetherCore
         #expect(collector.frames.withLock { $0 }.first == "id: 0\n\n")
     }
 
+    @Test func aWriteThatNeverCompletesCutsTheClientOff() async throws {
+        let journal = try Self.journal()
+        for index in 0..<3 { try journal.record(Self.delta("p\(index)")) }
+        let subscription = journal.broadcast.subscribe()
+        let cut = Mutex(false)
+        subscription.onOverflow { cut.withLock { $0 = true } }
+        let streamer = EventStreamer(journal: journal, filter: EventFilter(), cursor: .after(0), stallLimit: .milliseconds(100))
+        // The replay's first write never completes, as into a socket the client stopped reading.
+        let task = Task { try await streamer.stream(subscription) { _ in try await Task.sleep(for: .seconds(3600)) } }
+        try await waitUntil { cut.withLock { $0 } }
+        task.cancel()
+        _ = await task.result
+        #expect(cut.withLock { $0 })
+    }
+
     @Test func aClientPastItsBacklogIsCutOffAndOthersAreNot() async throws {
         let broadcast = EventBroadcast(limits: .init(events: 3, bytes: 1 << 20))
         let slow = broadcast.subscribe()
