@@ -171,19 +171,22 @@ import Glibc
         }
     }
 
-    /// `notify`: one text/plain POST with a Title header per approval, retried after a refusal,
-    /// and not again after a restart.
+    /// `notify`: one text/plain POST with a Title header per approval; the sink is down at first,
+    /// then refuses once (503), then takes it; not pushed again after a restart.
     @Test func anApprovalIsPushedOnceEvenAcrossARestart() async throws {
-        let receiver = try await PushReceiver()
-        defer { receiver.stop() }
-        let table = "[serve]\nnotify = { url = \"\(receiver.url)\" }\npublic_url = \"https://gw.example/\""
+        let port = try TestSockets.freePort()
+        let table = "[serve]\nnotify = { url = \"http://127.0.0.1:\(port)/topic\" }\npublic_url = \"https://gw.example/\""
         try await withGateway(serveTable: table) { gateway in
             try await gateway.start()
             let session = try await gateway.createSession()
             try await gateway.startTurn(session, Self.approvalPrompt)
             try await gateway.waitForLogged(Self.isType("approval.requested"))
+            try await Task.sleep(for: .milliseconds(300))  // the first try finds nothing listening
+            let receiver = try await PushReceiver(port: port)
+            defer { receiver.stop() }
             let deadline = ContinuousClock.now + .seconds(15)
             while receiver.posts.count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(gateway.process?.stderrText.contains("approval push failed; retrying") == true)
             let posts = receiver.posts
             #expect(posts.count == 2)  // refused once (503), then accepted
             let post = try #require(posts.last)

@@ -24,17 +24,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
     def log_message(self, *args):
         pass
-server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[2])), Handler)
 with open(os.path.join(directory, "port.tmp"), "w") as f:
     f.write(str(server.server_address[1]))
 os.rename(os.path.join(directory, "port.tmp"), os.path.join(directory, "port"))
 server.serve_forever()
 """#
 
-    init() async throws {
+    /// `port` 0 picks a free one.
+    init(port: Int = 0) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-push-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        child = try ChildProcess("/usr/bin/env", ["python3", "-c", Self.script, directory])
+        child = try ChildProcess("/usr/bin/env", ["python3", "-c", Self.script, directory, String(port)])
         let deadline = ContinuousClock.now + .seconds(10)
         var port: String?
         while port == nil, ContinuousClock.now < deadline {
