@@ -2,6 +2,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// `tether serve`: one supervised subscription per served profile feeding the durable event log,
 /// and the HTTP API over both. Runs until SIGINT or SIGTERM, then stops accepting, closes the
@@ -19,7 +20,12 @@ public struct Gateway: Sendable {
 
     /// Serves until a shutdown signal. `onListening` gets the URL once the socket is bound.
     public func run(onListening: @escaping @Sendable (String) -> Void) async throws {
-        let log = try EventLog(path: configuration.databasePath, logger: logger)
+        let log: EventLog
+        do {
+            log = try EventLog(path: configuration.databasePath, logger: logger)
+        } catch let error as EventLog.OpenError {
+            throw GatewayStartError.cannotOpenLog(error)
+        }
         let journal = EventJournal(log: log, broadcast: EventBroadcast())
         let subscriptions = profiles.map { ProfileSubscription(profile: $0, journal: journal, logger: logger) }
         var follows: [String: SessionFollows] = [:]
@@ -38,10 +44,12 @@ public struct Gateway: Sendable {
         }
         let background = GatewayBackground(subscriptions: subscriptions, retention: retention, broadcast: journal.broadcast)
         let listen = configuration.listen
+        let listening = ListeningFlag()
         let app = Application(
             router: api.router(),
             configuration: .init(address: .hostname(listen.host, port: listen.port), serverName: nil),
             onServerRunning: { channel in
+                listening.set()
                 onListening(listen.url(boundPort: channel.localAddress?.port ?? listen.port))
             },
             logger: logger)
@@ -49,8 +57,21 @@ public struct Gateway: Sendable {
         // the server's wait for in-flight requests is not a wait for streams that never end.
         let group = ServiceGroup(configuration: .init(
             services: [app, background], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            // Before the socket was bound, the failure is the listen address's.
+            if !listening.isSet { throw GatewayStartError.cannotListen(listen, error) }
+            throw error
+        }
     }
+}
+
+/// Whether the server got as far as listening.
+final class ListeningFlag: Sendable {
+    private let flag = Mutex(false)
+    func set() { flag.withLock { $0 = true } }
+    var isSet: Bool { flag.withLock { $0 } }
 }
 
 /// The gateway's work besides serving requests: the subscriptions and retention. On graceful

@@ -92,7 +92,7 @@ struct ProfileSubscription: Sendable {
                 record(event)
             }
         } catch {
-            if !(error is CancellationError) {
+            if !Task.isCancelled {
                 logger.warning("cannot read a session's history", metadata: ["profile": "\(profile.name)", "session": "\(session)", "error": "\(error)"])
             }
         }

@@ -28,7 +28,7 @@ struct ResubscriptionCatchUp: Sendable {
         do {
             return try await profile.backend.pendingApprovals(session: nil).map { .approvalRequested($0) }
         } catch {
-            if !(error is CancellationError) {
+            if !Task.isCancelled {
                 logger.warning("cannot read pending approvals", metadata: ["profile": "\(profile.name)", "error": "\(error)"])
             }
             return []
@@ -52,7 +52,7 @@ struct ResubscriptionCatchUp: Sendable {
             }
             return events
         } catch {
-            if !(error is CancellationError) {
+            if !Task.isCancelled {
                 logger.warning("cannot read history to fill a gap", metadata: ["profile": "\(profile.name)", "error": "\(error)"])
             }
             return []

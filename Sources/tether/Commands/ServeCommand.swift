@@ -76,9 +76,13 @@ struct ServeCommand: AsyncParsableCommand {
             StatusLine.shared.clear()
             let gateway = Gateway(configuration: gatewayConfiguration, profiles: served, logger: context.logger)
             let database = gatewayConfiguration.databasePath
-            try await gateway.run { url in
-                let line: JSONValue = ["listen": .string(url), "db": .string(database), "profiles": JSONValue(names)]
-                LineOutput.standardOutput.write(line.serialized + "\n")
+            do {
+                try await gateway.run { url in
+                    let line: JSONValue = ["listen": .string(url), "db": .string(database), "profiles": JSONValue(names)]
+                    LineOutput.standardOutput.write(line.serialized + "\n")
+                }
+            } catch let error as GatewayStartError {
+                throw TetherError(.configuration, error.description, hint: error.hint)
             }
             OpenTunnels.closeAll()
         }
