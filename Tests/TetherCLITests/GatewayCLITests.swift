@@ -36,13 +36,14 @@ import Glibc
             try await gateway.startTurn(session, Self.plainPrompt)
             try await gateway.waitForLogged(Self.isType("turn.completed"))
 
-            let all = try await gateway.get("/v1/events?since=0", maxTime: 1.5).sseEvents
+            let end = try await gateway.lastSeq()
+            let all = try await gateway.stream("/v1/events?since=0", through: end).sseEvents
             let seqs = all.compactMap(\.id)
             #expect(seqs.count == all.count && seqs.count > 10)
             #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
             let middle = seqs[seqs.count / 2]
             // Last-Event-ID wins over since.
-            let rest = try await gateway.get("/v1/events?since=0", headers: ["Last-Event-ID: \(middle)"], maxTime: 1.5).sseEvents
+            let rest = try await gateway.stream("/v1/events?since=0", headers: ["Last-Event-ID: \(middle)"], through: end).sseEvents
             #expect(rest.compactMap(\.id) == seqs.filter { $0 > middle })
             #expect(rest.map(\.data) == all.filter { ($0.id ?? 0) > middle }.map(\.data))
 
@@ -54,11 +55,12 @@ import Glibc
 
             // A live client sees the next turn with nothing skipped at the seam.
             let last = seqs.last!
-            let streamed = try Curl.start("GET", gateway.url + "/v1/events", headers: ["Last-Event-ID: \(last)"], maxTime: 6)
+            let streamed = try Curl.start("GET", gateway.url + "/v1/events", headers: ["Last-Event-ID: \(last)"], maxTime: 90)
             try await Task.sleep(for: .milliseconds(500))
             try await gateway.startTurn(session, Self.plainPrompt)
-            let reply = try await streamed.finish()
+            try await gateway.waitForLogged { $0["type"] == "turn.completed" && ($0["seq"]?.int ?? 0) > last }
             let logged = try await gateway.logged(since: last).compactMap { $0["seq"]?.int }
+            let reply = try await streamed.stop(onceItHas: logged.last ?? 0, timeout: .seconds(30))
             #expect(reply.sseEvents.compactMap(\.id) == logged, "\(reply.status) \(reply.body.prefix(300))")
             #expect(reply.sseEvents.contains { $0.data.contains("\"turn.completed\"") })
         }
@@ -136,7 +138,7 @@ import Glibc
             #expect(events.filter { $0["type"]?.string?.hasPrefix("approval.") == true }.count == 2)
 
             // The cursor from before the crash resumes exactly after it.
-            let resumed = try await gateway.get("/v1/events", headers: ["Last-Event-ID: \(cursor)"], maxTime: 1.5).sseEvents
+            let resumed = try await gateway.stream("/v1/events", headers: ["Last-Event-ID: \(cursor)"], through: seqs.last ?? 0).sseEvents
             #expect(resumed.compactMap(\.id) == seqs.filter { $0 > cursor })
         }
     }
@@ -366,7 +368,7 @@ import Glibc
             var small: Int32 = 4096
             setsockopt(stuck, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
             try TestSockets.sendAll(stuck, Array("GET /v1/events HTTP/1.1\r\nHost: gateway\r\n\r\n".utf8))
-            let reader = try Curl.start("GET", gateway.url + "/v1/events?since=0", maxTime: 12)
+            let reader = try Curl.start("GET", gateway.url + "/v1/events?since=0", maxTime: 120)
 
             // The flood ends with the session going idle (polled by type: the whole log is large).
             let floodEnd = ContinuousClock.now + .seconds(60)
@@ -382,7 +384,7 @@ import Glibc
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(gateway.process?.stderrText.contains("closing a slow event-stream client") == true)
-            let read = try await reader.finish().sseEvents.compactMap(\.id)
+            let read = try await reader.stop(onceItHas: logged.last ?? 0, timeout: .seconds(60)).sseEvents.compactMap(\.id)
             #expect(read == logged)
             let peak = gateway.process?.peakRSSKilobytes ?? 0
             #expect(peak > 0 && peak < 200_000, "peak RSS \(peak) kB")
@@ -418,7 +420,7 @@ import Glibc
             let oldest = try #require(kept.first)
             #expect(oldest > oldLast)
             #expect(polled.first?["seq"]?.int == oldest - 1)
-            let stream = try await gateway.get("/v1/events?since=1", maxTime: 1.5).sseEvents
+            let stream = try await gateway.stream("/v1/events?since=1", through: kept.last ?? 0).sseEvents
             let first = try #require(stream.first)
             let error = try JSONParser.parse(first.data)
             #expect(error["type"] == "error" && error["data"]?["code"] == "cursor_expired")

@@ -42,6 +42,18 @@ enum Curl {
         let path: String
         let description: String
 
+        /// Ends an SSE stream once the event with id `seq` arrived whole (or after `timeout`).
+        func stop(onceItHas seq: Int64, timeout: Duration) async throws -> HTTPReply {
+            let deadline = ContinuousClock.now + timeout
+            while child.isRunning, ContinuousClock.now < deadline {
+                if let output = try? String(contentsOfFile: path, encoding: .utf8),
+                   let block = output.range(of: "\nid: \(seq)\n"), output[block.upperBound...].contains("\n\n") { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            child.signal(SIGTERM)
+            return try await finish()
+        }
+
         /// Waits without blocking a thread: the simulators run in this process, on the same pool.
         func finish() async throws -> HTTPReply {
             while child.isRunning { try await Task.sleep(for: .milliseconds(10)) }
@@ -140,6 +152,16 @@ final class GatewayFixture: @unchecked Sendable {
 
     func get(_ path: String, headers: [String] = [], maxTime: Double = 15) async throws -> HTTPReply {
         try await Curl.request("GET", url + path, headers: headers, maxTime: maxTime)
+    }
+
+    /// An SSE read of `path` that ends once the event with seq `through` arrived.
+    func stream(_ path: String, headers: [String] = [], through seq: Int64) async throws -> HTTPReply {
+        try await Curl.start("GET", url + path, headers: headers, maxTime: 90).stop(onceItHas: seq, timeout: .seconds(60))
+    }
+
+    /// The seq of the last logged event.
+    func lastSeq() async throws -> Int64 {
+        try await logged().compactMap { $0["seq"]?.int }.last ?? 0
     }
 
     func post(_ path: String, json: String, headers: [String] = []) async throws -> HTTPReply {
