@@ -48,6 +48,10 @@ public struct ServeSettings: Sendable, Equatable {
             try notify.rejectUnknownKeys(["url", "command"], in: "[serve] notify")
             notifyURL = try notify.url("url", schemes: ["http", "https"], example: "\"https://ntfy.example/topic\"")
             notifyCommand = try notify.strings("command", example: "[\"notify-send\", \"Tether\"]")
+            if notifyURL != nil, notifyCommand != nil {
+                throw table.invalid("notify", "has both url and command; a push goes one way",
+                                    example: "{ url = \"https://ntfy.example/topic\" }")
+            }
             if notifyURL == nil, notifyCommand == nil {
                 throw table.invalid("notify", "says neither where to push (url) nor what to run (command)",
                                     example: "{ url = \"https://ntfy.example/topic\" }")

@@ -5,12 +5,18 @@ import FoundationNetworking
 import Logging
 import TetherCore
 
-/// `[serve] notify = { url = … }`: when an `approval.requested` is appended, POST a short
-/// `text/plain` body with a `Title` header (the shape ntfy and most webhook receivers take),
+/// `[serve] notify`: when an `approval.requested` is appended, POST a short `text/plain` body
+/// with a `Title` header to `url` (the shape ntfy and most webhook receivers take), or run
+/// `command` with the title and the body as its last two arguments (`notify-send TITLE BODY`);
 /// once per approval id even across restarts, retried with backoff capped at 60 s for at least
 /// an hour, on its own task so the log never waits for it.
 struct ApprovalPush: Sendable {
-    let url: String
+    enum Target: Sendable {
+        case url(String)
+        case command([String])
+    }
+
+    let target: Target
     let publicURL: String?
     let log: EventLog
     let logger: Logger
@@ -78,7 +84,32 @@ struct ApprovalPush: Sendable {
         var description: String { "the notify URL answered HTTP \(status)" }
     }
 
+    struct CommandFailed: Error, CustomStringConvertible {
+        let status: Int32
+        var description: String { "the notify command exited \(status)" }
+    }
+
     func post(_ message: Message) async throws {
+        switch target {
+        case .url(let url): try await post(message, to: url)
+        case .command(let argv): try await run(argv, message)
+        }
+    }
+
+    func run(_ argv: [String], _ message: Message) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: argv[0].contains("/") ? argv[0] : "/usr/bin/env")
+        process.arguments = (argv[0].contains("/") ? Array(argv.dropFirst()) : argv) + [message.title, message.body]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        guard status == 0 else { throw CommandFailed(status: status) }
+    }
+
+    func post(_ message: Message, to url: String) async throws {
         guard let target = URL(string: url) else { throw PushRefused(status: 0) }
         var request = URLRequest(url: target, timeoutInterval: 20)
         request.httpMethod = "POST"

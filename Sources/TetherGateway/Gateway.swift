@@ -40,7 +40,9 @@ public struct Gateway: Sendable {
         retention.firstRun = configuration.retentionFirstRun
         retention.interval = configuration.retentionInterval
         if let url = configuration.notifyURL {
-            ApprovalPush(url: url, publicURL: configuration.publicURL, log: log, logger: logger).attach(to: journal)
+            ApprovalPush(target: .url(url), publicURL: configuration.publicURL, log: log, logger: logger).attach(to: journal)
+        } else if let command = configuration.notifyCommand, !command.isEmpty {
+            ApprovalPush(target: .command(command), publicURL: configuration.publicURL, log: log, logger: logger).attach(to: journal)
         }
         let background = GatewayBackground(subscriptions: subscriptions, retention: retention, broadcast: journal.broadcast)
         let listen = configuration.listen

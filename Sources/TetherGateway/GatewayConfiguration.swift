@@ -7,6 +7,8 @@ public struct GatewayConfiguration: Sendable {
     public var tokens: [String]
     /// `[serve] notify = { url = … }`: where `approval.requested` is pushed.
     public var notifyURL: String?
+    /// `[serve] notify = { command = [...] }`: what runs for each `approval.requested`.
+    public var notifyCommand: [String]?
     /// Where clients reach the gateway (a tunnel or proxy), for links in pushes.
     public var publicURL: String?
     /// What `GET /v1/health` reports as the version.

@@ -204,6 +204,29 @@ import Glibc
         }
     }
 
+    /// `notify = { command = [...] }`: run once per approval with the title and body appended.
+    @Test func anApprovalRunsTheNotifyCommandOnce() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-notify-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let script = directory + "/notify.sh"
+        try "#!/bin/sh\nprintf '%s\\n--\\n%s\\n==\\n' \"$1\" \"$2\" >> \(directory)/calls\n".write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        try await withGateway(serveTable: "[serve]\nnotify = { command = [\"\(script)\"] }") { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.approvalPrompt)
+            try await gateway.waitForLogged(Self.isType("approval.requested"))
+            var calls = ""
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !calls.contains("=="), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+                calls = (try? String(contentsOfFile: directory + "/calls", encoding: .utf8)) ?? ""
+            }
+            #expect(calls.components(separatedBy: "==").count == 2)
+            #expect(calls.hasPrefix("Approval needed (oc)\n--\n") && calls.contains("rm -rf build"))
+        }
+    }
+
     /// An approval requested while the gateway was down is in the log once it is back, and can be
     /// answered through it.
     @Test func anApprovalRequestedWhileTheGatewayWasDownIsLoggedAndAnswerable() async throws {

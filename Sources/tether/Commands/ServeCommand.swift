@@ -24,7 +24,8 @@ struct ServeCommand: AsyncParsableCommand {
             profiles/P/approvals/ID, profiles/P/notifications, login, logout.
 
             Config ([serve] table; flags override): listen, db, retain_days, tokens (secrets: \
-            { env = "NAME" } or { file = "PATH" }), notify = { url = "https://ntfy.example/topic" }, public_url.
+            { env = "NAME" } or { file = "PATH" }), notify = { url = "https://ntfy.example/topic" } (one text/plain \
+            POST per approval) or { command = ["notify-send"] } (run with the title and the body appended), public_url.
             Without tokens the API needs no auth and only a loopback listen is allowed; to reach it \
             from a phone, keep it on loopback and forward it (ssh -R 7420:127.0.0.1:7420 vps), or \
             add a token and listen on the LAN.
@@ -62,10 +63,6 @@ struct ServeCommand: AsyncParsableCommand {
             gatewayConfiguration.version = TetherVersion.string
             if let problem = gatewayConfiguration.exposureProblem {
                 throw TetherError(.configuration, problem)
-            }
-            if settings.notifyCommand != nil {
-                throw TetherError(.configuration, "[serve] notify = { command = … } is not supported by this version of tether serve",
-                                  hint: "use notify = { url = \"https://ntfy.example/topic\" } (an ntfy topic or a webhook that takes a text/plain POST)")
             }
             let names = try Self.servedProfileNames(config, selected: ServedProfileArguments.selected(in: CommandLine.arguments))
             var served: [ServedProfile] = []
@@ -116,7 +113,9 @@ struct ServeCommand: AsyncParsableCommand {
         let database = flags.db.map { environment.expandingTilde(in: $0) } ?? settings.db
             ?? ConfigPaths.stateDirectory(environment: environment) + "/gateway.sqlite"
         let tokens = try settings.tokens.map { try $0.resolve(environment) }
-        return GatewayConfiguration(listen: listen, databasePath: database, retainDays: flags.retain ?? settings.retainDays ?? 7,
+        var configuration = GatewayConfiguration(listen: listen, databasePath: database, retainDays: flags.retain ?? settings.retainDays ?? 7,
                                     tokens: tokens, notifyURL: settings.notifyURL?.absoluteString, publicURL: settings.publicURL?.absoluteString)
+        configuration.notifyCommand = settings.notifyCommand
+        return configuration
     }
 }
