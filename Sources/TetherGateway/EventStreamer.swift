@@ -71,7 +71,8 @@ public struct EventStreamer: Sendable {
             while true {
                 let page = try journal.log.events(after: scannedThrough, matching: filter, limit: 500)
                 guard let last = page.last else { break }
-                for event in page { try await write(SSEFrame.event(event)) }
+                // One write a page: a replay of thousands of events is not thousands of flushes.
+                try await write(page.map(SSEFrame.event).joined())
                 scannedThrough = last.seq
                 lastSent = last.seq
             }

@@ -44,10 +44,11 @@ import TetherCore
     final class Collector: Sendable {
         let frames = Mutex<[String]>([])
         func add(_ text: String) { frames.withLock { $0.append(text) } }
+        /// The ids of the events written (a write may hold several: the replay writes pages).
         var ids: [Int64] {
-            frames.withLock { $0 }.compactMap { frame in
-                guard frame.contains("data: ") else { return nil }
-                return frame.split(separator: "\n").first { $0.hasPrefix("id: ") }.flatMap { Int64($0.dropFirst(4)) }
+            frames.withLock { $0 }.joined().components(separatedBy: "\n\n").compactMap { block in
+                guard block.contains("data: ") else { return nil }
+                return block.split(separator: "\n").first { $0.hasPrefix("id: ") }.flatMap { Int64($0.dropFirst(4)) }
             }
         }
     }
