@@ -34,6 +34,11 @@ actor ApprovalDesk {
                                      detail: "GET /v1/approvals lists the pending ones; \(error.message)")
             }
             throw ProblemDetails(error, doing: "answering approval \(id)")
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // A transport failure: the backend may or may not have the answer; asking again is safe.
+            throw ProblemDetails(.unavailable, "answering approval \(id) failed", detail: "\(error)")
         }
         var codec = EventCodec()
         var bytes = codec.encode(resolved)
