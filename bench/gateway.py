@@ -108,5 +108,19 @@ def main():
         sock.close()
 
 
+def fanout_row(title, gateway, events):
+    """The fan-out row: one gateway client's latency beside `tether events` on the same flood."""
+    ms = lambda us: f"{(us or 0) / 1000:.3f}"
+    complete = gateway.get("complete") and events.get("complete")
+    added99 = (gateway.get("p99_us") or 0) - (events.get("p99_us") or 0)
+    rows.add(title, f"p50 {ms(gateway.get('p50_us'))} ms, p99 {ms(gateway.get('p99_us'))} ms",
+             f"`tether events` p50 {ms(events.get('p50_us'))} ms, p99 {ms(events.get('p99_us'))} ms",
+             f"added p99 {added99 / 1000:+.3f} ms" + ("" if complete else " (incomplete)"), "added p99 < 5 ms",
+             bool(complete) and added99 < 5000, raw={"gateway": gateway, "tether_events": events})
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["fanout-row"]:
+        fanout_row(sys.argv[2], json.loads(sys.argv[3] or "{}"), json.loads(sys.argv[4] or "{}"))
+    else:
+        main()
