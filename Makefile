@@ -7,14 +7,14 @@ SWIFT_FLAGS ?=
 BIN_DIR      = $(shell $(SWIFT) build -c $(CONFIG) $(SWIFT_FLAGS) --show-bin-path 2>/dev/null)
 
 # System packages the build and the tests need (Debian names).
-APT_PACKAGES = libcurl4-openssl-dev libssh2-1-dev pkg-config openssh-server openssh-client curl jq python3 python3-venv
+APT_PACKAGES = libcurl4-openssl-dev libssh2-1-dev libsqlite3-dev sqlite3 pkg-config openssh-server openssh-client curl jq python3 python3-venv
 
 # Fuzzing (README, "Fuzzing"): seconds per target for `make fuzz`, and for the short pass `make test` runs.
 FUZZ_SECONDS       ?= 60
 FUZZ_SHORT_SECONDS ?= 10
 FUZZ_BUILD_PATH     = .build-fuzz
 
-.PHONY: all setup build release test live-test acp-test demo bench clean fuzz fuzz-short fuzz-build
+.PHONY: all setup build release test live-test acp-test gateway-api-check demo bench clean fuzz fuzz-short fuzz-build
 
 all: build
 
@@ -43,7 +43,12 @@ test: build
 	$(SWIFT) test --no-parallel $(SWIFT_FLAGS)
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Live/codex-live.sh
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/ACP/acp-client.sh
+	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Gateway/api-check.sh
 	$(MAKE) fuzz-short
+
+# The gateway's OpenAPI document: validated, then schemathesis against a live `tether serve`.
+gateway-api-check: build
+	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Gateway/api-check.sh
 
 # Live end-to-end test against a real codex (PyPI openai-codex-cli-bin) and a local fake model.
 live-test: build

@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
         .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         // C shims over the system libraries: typed wrappers for variadic and macro APIs.
@@ -69,9 +71,16 @@ let package = Package(
         .target(name: "TetherACP", dependencies: [
             "TetherCore", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        // Gateway: `tether serve` — the durable event log (SQLite) and the HTTP API over every profile.
+        .target(name: "TetherGateway", dependencies: [
+            "TetherCore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "TetherCore", "TetherNet", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH",
+            "TetherCore", "TetherNet", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH", "TetherGateway",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
@@ -90,6 +99,10 @@ let package = Package(
             "TetherSSH", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "TetherConfigTests", dependencies: ["TetherConfig"], swiftSettings: strict),
+        .testTarget(name: "TetherGatewayTests", dependencies: [
+            "TetherGateway", "TetherCore", .product(name: "Logging", package: "swift-log"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: strict),
         .testTarget(name: "TetherSimTests", dependencies: [
             "TetherSim", .product(name: "FlyingSocks", package: "FlyingFox"), .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),

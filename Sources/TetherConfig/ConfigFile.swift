@@ -7,19 +7,23 @@ import TOMLKit
 /// permissions) but resolves no secret: `{ env }` and `{ file }` references are read only when the
 /// chosen profile resolves them.
 public struct ConfigFile: Sendable, Equatable {
-    public static let topLevelKeys = ["default_profile", "profiles", "tunnels"]
+    public static let topLevelKeys = ["default_profile", "profiles", "tunnels", "serve"]
 
     /// The file it was read from.
     public let path: String
     public let defaultProfile: String?
     public let profiles: [String: Profile]
     public let tunnels: [String: TunnelConfig]
+    /// The `[serve]` table (`tether serve`), when the file has one.
+    public let serve: ServeSettings?
 
-    public init(path: String, defaultProfile: String?, profiles: [String: Profile], tunnels: [String: TunnelConfig]) {
+    public init(path: String, defaultProfile: String?, profiles: [String: Profile], tunnels: [String: TunnelConfig],
+                serve: ServeSettings? = nil) {
         self.path = path
         self.defaultProfile = defaultProfile
         self.profiles = profiles
         self.tunnels = tunnels
+        self.serve = serve
     }
 
     /// Finds the config file (`--config`, `$TETHER_CONFIG`, XDG, `~/.config`) and loads it.
@@ -93,7 +97,8 @@ public struct ConfigFile: Sendable, Equatable {
                     : "set default_profile to one of: \(names.joined(separator: ", "))")
         }
 
-        let config = ConfigFile(path: path, defaultProfile: defaultProfile, profiles: profiles, tunnels: tunnels)
+        let serve = try top.table("serve", example: "[serve]").map(ServeSettings.init(table:))
+        let config = ConfigFile(path: path, defaultProfile: defaultProfile, profiles: profiles, tunnels: tunnels, serve: serve)
         if let fileMode, fileMode & 0o077 != 0,
            let literal = config.allSecrets.first(where: { $0.reference.isLiteral })
         {
@@ -109,6 +114,7 @@ public struct ConfigFile: Sendable, Equatable {
     public var allSecrets: [ConfiguredSecret] {
         profiles.keys.sorted().flatMap { profiles[$0]!.secrets }
             + tunnels.keys.sorted().compactMap { tunnels[$0]!.passphrase }
+            + (serve?.tokens ?? [])
     }
 
     /// Profile names, sorted.

@@ -10,6 +10,7 @@ indirect enum ConfigValue: Sendable, Equatable {
     case float(Double)
     case boolean(Bool)
     case table([String: ConfigValue])
+    case array([ConfigValue])
     /// A type no Tether key takes (array, date, …): kept only to name it in errors.
     case other(typeName: String)
 
@@ -20,7 +21,7 @@ indirect enum ConfigValue: Sendable, Equatable {
         case .double: self = .float(value.double ?? 0)
         case .bool: self = .boolean(value.bool ?? false)
         case .table: self = .table(value.table.map(Self.entries(of:)) ?? [:])
-        case .array: self = .other(typeName: "array")
+        case .array: self = .array(value.array.map { $0.map(ConfigValue.init) } ?? [])
         case let type: self = .other(typeName: type.description)
         }
     }
@@ -39,6 +40,7 @@ indirect enum ConfigValue: Sendable, Equatable {
         case .float: return "a floating-point number"
         case .boolean: return "a boolean"
         case .table: return "a table"
+        case .array: return "an array"
         case .other(let name): return name.first.map { "aeiou".contains($0) } == true ? "an \(name)" : "a \(name)"
         }
     }

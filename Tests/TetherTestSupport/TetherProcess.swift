@@ -149,6 +149,8 @@ final class TetherProcess: Sendable {
     }
 
     func interrupt() { child.signal(SIGINT) }
+    /// SIGKILL: no cleanup at all, as a crash or an OOM kill.
+    func kill() { child.signal(SIGKILL) }
     func terminate() { child.signal(SIGTERM) }
 
     /// Runs to completion.

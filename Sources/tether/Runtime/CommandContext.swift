@@ -41,6 +41,11 @@ struct CommandContext {
     /// (for this profile only).
     func makeBackend() async throws -> (Profile, any Backend) {
         let (config, profile) = try selectProfile()
+        return (profile, try await makeBackend(for: profile, in: config))
+    }
+
+    /// `profile`'s backend (of `config`), its tunnel open if it has one, its secrets resolved.
+    func makeBackend(for profile: Profile, in config: ConfigFile) async throws -> any Backend {
         var tunnel: ProfileTunnel?
         if let name = profile.tunnel {
             guard let tunnelConfig = config.tunnel(for: profile) else {
@@ -68,13 +73,13 @@ struct CommandContext {
                 baseURL: try url(settings.url), username: settings.username, password: password,
                 directory: settings.directory, profile: profile.name, reconnect: reconnect)
             if let liveness = tuning.liveness { configuration.liveness = liveness }
-            return (profile, OpenCodeBackend(configuration: configuration, logger: logger))
+            return OpenCodeBackend(configuration: configuration, logger: logger)
         case .codexWorker(let settings):
             let token = try settings.token?.resolve(environment)
             var configuration = CodexWorkerBackend.Configuration(baseURL: try url(settings.url), token: token,
                                                                  profile: profile.name, reconnect: reconnect)
             if let liveness = tuning.liveness { configuration.liveness = liveness }
-            return (profile, CodexWorkerBackend(configuration: configuration, logger: logger))
+            return CodexWorkerBackend(configuration: configuration, logger: logger)
         case .codexMonitor(let settings):
             let token = try settings.token?.resolve(environment)
             let address = tunnel.map { HostPort(host: $0.local.host, port: $0.local.port) } ?? settings.address
@@ -86,13 +91,13 @@ struct CommandContext {
                 configuration.keepalive = liveness
                 configuration.pingTimeout = liveness
             }
-            return (profile, CodexMonitorBackend(configuration: configuration, logger: logger))
+            return CodexMonitorBackend(configuration: configuration, logger: logger)
         case .notification(let settings):
             var configuration = NotificationRelayBackend.Configuration(
                 url: try url(settings.url), peerID: settings.peerID, desktop: settings.desktop, profile: profile.name,
                 stateDirectory: try ConfigPaths.createStateDirectory(environment: environment), reconnect: reconnect)
             if let liveness = tuning.liveness { configuration.liveness = liveness }
-            return (profile, NotificationRelayBackend(configuration: configuration, logger: logger))
+            return NotificationRelayBackend(configuration: configuration, logger: logger)
         }
     }
 

@@ -1,0 +1,66 @@
+import Foundation
+
+/// The `[serve]` table: how `tether serve` (the gateway) runs. Flags override each key.
+///
+/// ```toml
+/// [serve]
+/// listen = "127.0.0.1:7420"
+/// db = "~/.local/state/tether/gateway.sqlite"
+/// retain_days = 7
+/// tokens = [{ env = "TETHER_SERVE_TOKEN" }]
+/// notify = { url = "https://ntfy.example/topic" }
+/// public_url = "https://phone-gateway.example"
+/// ```
+public struct ServeSettings: Sendable, Equatable {
+    public static let keys = ["listen", "db", "retain_days", "tokens", "notify", "public_url"]
+
+    /// `HOST:PORT`, checked with the same rules as `--listen`.
+    public var listen: String?
+    public var db: String?
+    public var retainDays: Double?
+    public var tokens: [ConfiguredSecret]
+    public var notifyURL: URL?
+    public var notifyCommand: [String]?
+    public var publicURL: URL?
+
+    public init(listen: String? = nil, db: String? = nil, retainDays: Double? = nil, tokens: [ConfiguredSecret] = [],
+                notifyURL: URL? = nil, notifyCommand: [String]? = nil, publicURL: URL? = nil) {
+        self.listen = listen
+        self.db = db
+        self.retainDays = retainDays
+        self.tokens = tokens
+        self.notifyURL = notifyURL
+        self.notifyCommand = notifyCommand
+        self.publicURL = publicURL
+    }
+
+    init(table: ConfigTable) throws {
+        try table.rejectUnknownKeys(Self.keys, in: "the [serve] table")
+        listen = try table.string("listen", example: "\"127.0.0.1:7420\"")
+        if let listen, !Self.isHostPort(listen) {
+            throw table.invalid("listen", "\"\(listen)\" is not HOST:PORT", example: "\"127.0.0.1:7420\"")
+        }
+        db = try table.localPath("db", example: "\"~/.local/state/tether/gateway.sqlite\"")
+        retainDays = try table.number("retain_days", in: 0.0001...36_500, example: "7")
+        tokens = try table.secrets("tokens") ?? []
+        publicURL = try table.url("public_url", schemes: ["http", "https"], example: "\"https://gateway.example\"")
+        if let notify = try table.table("notify", example: "notify = { url = \"https://ntfy.example/topic\" }") {
+            try notify.rejectUnknownKeys(["url", "command"], in: "[serve] notify")
+            notifyURL = try notify.url("url", schemes: ["http", "https"], example: "\"https://ntfy.example/topic\"")
+            notifyCommand = try notify.strings("command", example: "[\"notify-send\", \"Tether\"]")
+            if notifyURL != nil, notifyCommand != nil {
+                throw table.invalid("notify", "has both url and command; a push goes one way",
+                                    example: "{ url = \"https://ntfy.example/topic\" }")
+            }
+            if notifyURL == nil, notifyCommand == nil {
+                throw table.invalid("notify", "says neither where to push (url) nor what to run (command)",
+                                    example: "{ url = \"https://ntfy.example/topic\" }")
+            }
+        }
+    }
+
+    static func isHostPort(_ text: String) -> Bool {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else { return false }
+        return (0...65535).contains(port) && colon != text.startIndex
+    }
+}

@@ -1,0 +1,60 @@
+import Hummingbird
+
+/// Enforces the gateway's auth rules before any route runs: a bearer token, or a session cookie
+/// (whose state-changing requests must be JSON, which a cross-site form cannot send). The health
+/// check and `POST /v1/login` are open; with no tokens configured everything is open.
+struct AuthMiddleware: RouterMiddleware {
+    typealias Context = GatewayRequestContext
+    let auth: GatewayAuth
+
+    static let openPaths: Set<String> = ["/v1/health", "/v1/login"]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if auth.isOpen || Self.openPaths.contains(request.uri.path) { return try await next(request, context) }
+        if let authorization = request.headers[.authorization] {
+            guard let token = Self.bearer(authorization), auth.accepts(token: token) else {
+                throw ProblemDetails(.unauthorized, "the bearer token was refused",
+                                     detail: "send Authorization: Bearer TOKEN with one of the tokens in the [serve] table's tokens")
+            }
+            return try await next(request, context)
+        }
+        if let cookie = Self.cookie(GatewayAuth.cookieName, in: request.headers), auth.acceptsSession(cookie) {
+            if Self.changesState(request.method), !Self.isJSON(request.headers[.contentType]) {
+                throw ProblemDetails(.forbidden, "a cookie-authenticated request that changes state must be JSON",
+                                     detail: "send Content-Type: application/json with the request (a cross-site form cannot)")
+            }
+            var context = context
+            context.sessionCookie = cookie
+            return try await next(request, context)
+        }
+        throw ProblemDetails(.unauthorized, "authentication required",
+                             detail: "send Authorization: Bearer TOKEN, or log in with POST /v1/login {\"token\":…} for a session cookie")
+    }
+
+    static func bearer(_ header: String) -> String? {
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+
+    static func cookie(_ name: String, in headers: HTTPFields) -> String? {
+        for header in headers[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let trimmed = pair.trimmingCharacters(in: .whitespaces)
+                guard let equals = trimmed.firstIndex(of: "=") else { continue }
+                if trimmed[..<equals] == name { return String(trimmed[trimmed.index(after: equals)...]) }
+            }
+        }
+        return nil
+    }
+
+    static func changesState(_ method: HTTPRequest.Method) -> Bool {
+        ![.get, .head, .options].contains(method)
+    }
+
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let media = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        return media == "application/json"
+    }
+}

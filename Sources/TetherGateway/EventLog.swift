@@ -1,0 +1,142 @@
+import Foundation
+import GRDB
+import Logging
+import TetherCore
+
+/// The durable event log: SQLite (WAL) through GRDB. Each appended event gets a `seq` from an
+/// `INTEGER PRIMARY KEY AUTOINCREMENT` column, so a seq is never reused, even after retention
+/// deleted every row or the gateway restarted. The stored form is the schema-v1 JSON line.
+public final class EventLog: Sendable {
+    let pool: DatabasePool
+    let logger: Logger
+
+    public struct OpenError: Error, CustomStringConvertible {
+        public let path: String
+        public let reason: String
+        public var description: String {
+            "cannot open the gateway's event log at \(path): \(reason); pass --db with a writable path, or delete the file to start clean"
+        }
+    }
+
+    /// Opens (creating if needed) the log at `path`; its directory is created too.
+    public init(path: String, logger: Logger) throws {
+        self.logger = logger
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            // WAL makes a commit durable across a crash of this process without an fsync each time.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw OpenError(path: path, reason: "\(error)")
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE event (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    ts REAL NOT NULL,
+                    type TEXT NOT NULL,
+                    profile TEXT,
+                    session TEXT,
+                    dedup_key TEXT,
+                    line TEXT NOT NULL
+                );
+                CREATE UNIQUE INDEX event_dedup ON event(dedup_key) WHERE dedup_key IS NOT NULL;
+                CREATE INDEX event_ts ON event(ts);
+                CREATE TABLE approval_decision (
+                    profile TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    decision TEXT NOT NULL,
+                    line TEXT NOT NULL,
+                    PRIMARY KEY (profile, id)
+                );
+                CREATE TABLE approval_push (
+                    profile TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    delivered INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (profile, id)
+                );
+                CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                """)
+        }
+        return migrator
+    }
+
+    /// Appends `event` (already stamped with its profile and backend). Returns nil when the
+    /// duplicate rule drops it because an equal event is already logged.
+    public func append(_ event: Event) throws -> LoggedEvent? {
+        var codec = EventCodec()
+        var bytes = codec.encode(event)
+        bytes.removeLast()  // the newline
+        let line = String(decoding: bytes, as: UTF8.self)
+        let key = EventDedupKey.key(for: event)
+        return try pool.write { db -> LoggedEvent? in
+            // Looked up first rather than INSERT OR IGNORE, which would spend a seq on a duplicate.
+            if let key, try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM event WHERE dedup_key = ?)", arguments: [key]) == true {
+                return nil
+            }
+            try db.execute(sql: """
+                INSERT INTO event (ts, type, profile, session, dedup_key, line) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [event.ts, event.type.rawValue, event.profile, event.session, key, line])
+            return LoggedEvent(seq: db.lastInsertedRowID, type: event.type.rawValue, profile: event.profile,
+                               session: event.session, line: line)
+        }
+    }
+
+    /// Up to `limit` events after `seq`, in seq order, matching `filter`.
+    public func events(after seq: Int64, matching filter: EventFilter = EventFilter(), limit: Int = 500) throws -> [LoggedEvent] {
+        try pool.read { db in
+            var after = seq
+            var found: [LoggedEvent] = []
+            // Filtered in Swift (prefix rules on type); read in pages until `limit` match or the end.
+            while found.count < limit {
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT seq, type, profile, session, line FROM event WHERE seq > ? ORDER BY seq LIMIT 1000
+                    """, arguments: [after])
+                guard let last = rows.last else { break }
+                after = last["seq"]
+                for row in rows {
+                    let event = LoggedEvent(seq: row["seq"], type: row["type"], profile: row["profile"],
+                                            session: row["session"], line: row["line"])
+                    if filter.matches(event) { found.append(event) }
+                    if found.count == limit { break }
+                }
+            }
+            return found
+        }
+    }
+
+    /// The last seq ever handed out (0 for a new log), whether or not that event is still kept.
+    public func lastSeq() throws -> Int64 {
+        try pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'event'") ?? 0
+        }
+    }
+
+    /// The highest seq retention has deleted (0 when it never deleted anything): a cursor below it
+    /// has lost events.
+    public func trimmedThrough() throws -> Int64 {
+        try pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'trimmed_through'") ?? 0
+        }
+    }
+}
+
+extension EventLog {
+    /// The receive time of the profile's last logged event, nil when it has none.
+    public func lastTimestamp(profile: String) throws -> Double? {
+        try pool.read { db in
+            try Double.fetchOne(db, sql: "SELECT ts FROM event WHERE profile = ? ORDER BY seq DESC LIMIT 1", arguments: [profile])
+        }
+    }
+}

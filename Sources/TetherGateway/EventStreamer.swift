@@ -1,0 +1,116 @@
+import Foundation
+import Logging
+import Synchronization
+import TetherCore
+
+/// Replay-then-live for one client of `GET /v1/events`. It subscribes to the live broadcast
+/// before reading the log, replays every logged event after the cursor, then passes live events
+/// with a seq above the last one sent: nothing is skipped or repeated at the seam.
+public struct EventStreamer: Sendable {
+    public let journal: EventJournal
+    public let filter: EventFilter
+    public let cursor: EventStreamCursor
+    public let heartbeatInterval: Duration
+    /// A write that has not completed after this long means the client stopped reading (its
+    /// socket and ours are full): it is cut off, in the replay as in the live phase.
+    public let stallLimit: Duration
+
+    public init(journal: EventJournal, filter: EventFilter, cursor: EventStreamCursor, heartbeat: Duration = .seconds(15),
+                stallLimit: Duration = .seconds(25)) {
+        self.journal = journal
+        self.filter = filter
+        self.cursor = cursor
+        heartbeatInterval = heartbeat
+        self.stallLimit = stallLimit
+    }
+
+    /// Writes SSE text through `write` until the subscription ends (shutdown, overflow) or `write`
+    /// throws (the client went away). `subscription` must come from `journal.broadcast.subscribe()`
+    /// before this is called, so live events that arrive during the replay are not lost.
+    public func stream(_ subscription: EventSubscription, write unguarded: (String) async throws -> Void) async throws {
+        let heartbeats = Task { [heartbeatInterval] in
+            while !Task.isCancelled {
+                try await Task.sleep(for: heartbeatInterval)
+                subscription.heartbeat()
+            }
+        }
+        let pending = PendingWrite()
+        let watchdog = Task { [stallLimit] in
+            while !Task.isCancelled {
+                try await Task.sleep(for: stallLimit / 10)
+                if let started = pending.started, ContinuousClock.now - started > stallLimit {
+                    subscription.cutOff()
+                    return
+                }
+            }
+        }
+        defer {
+            heartbeats.cancel()
+            watchdog.cancel()
+            subscription.cancel()
+        }
+        func write(_ text: String) async throws {
+            pending.started = ContinuousClock.now
+            defer { pending.started = nil }
+            try await unguarded(text)
+        }
+        var lastSent: Int64
+        switch cursor {
+        case .now:
+            lastSent = try journal.log.lastSeq()
+            try await write(SSEFrame.cursor(lastSent))
+        case .after(let seq):
+            lastSent = seq
+            let trimmed = try journal.log.trimmedThrough()
+            if seq < trimmed {
+                try await write(SSEFrame.event(Self.cursorExpired(oldest: trimmed + 1)))
+                lastSent = trimmed
+            }
+            // Replay in pages; events appended meanwhile are both here and in the subscription.
+            var scannedThrough = lastSent
+            while true {
+                let page = try journal.log.events(after: scannedThrough, matching: filter, limit: 500)
+                guard let last = page.last else { break }
+                // One write a page: a replay of thousands of events is not thousands of flushes.
+                try await write(page.map(SSEFrame.event).joined())
+                scannedThrough = last.seq
+                lastSent = last.seq
+            }
+        }
+        for await delivery in subscription.deliveries {
+            switch delivery {
+            case .heartbeat:
+                try await write(SSEFrame.heartbeat)
+            case .event(let event):
+                subscription.consumed(event)
+                guard event.seq > lastSent else { continue }
+                lastSent = event.seq
+                guard filter.matches(event) else { continue }
+                try await write(SSEFrame.event(event))
+            }
+        }
+    }
+
+    /// The schema-v1 `error` event that opens a stream whose cursor is older than the log: its
+    /// id is the oldest retained seq − 1, so the client's next resume starts there.
+    static func cursorExpired(oldest: Int64) -> LoggedEvent {
+        var codec = EventCodec()
+        let event = Event(.error, data: [
+            "code": "cursor_expired", "oldest": .int(oldest),
+            "message": .string("events before seq \(oldest) were trimmed by retention (retain_days); the stream continues from the oldest kept event"),
+            "retryable": false,
+        ])
+        var bytes = codec.encode(event)
+        bytes.removeLast()
+        return LoggedEvent(seq: oldest - 1, type: "error", profile: nil, session: nil, line: String(decoding: bytes, as: UTF8.self))
+    }
+}
+
+/// When the write under way began (nil between writes), for the stall watchdog.
+final class PendingWrite: Sendable {
+    private let instant = Mutex<ContinuousClock.Instant?>(nil)
+    var started: ContinuousClock.Instant? {
+        get { instant.withLock { $0 } }
+        set { instant.withLock { $0 = newValue } }
+    }
+}

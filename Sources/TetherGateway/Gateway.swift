@@ -1,0 +1,95 @@
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// `tether serve`: one supervised subscription per served profile feeding the durable event log,
+/// and the HTTP API over both. Runs until SIGINT or SIGTERM, then stops accepting, closes the
+/// event streams, lets in-flight requests finish, and returns.
+public struct Gateway: Sendable {
+    public let configuration: GatewayConfiguration
+    public let profiles: [ServedProfile]
+    let logger: Logger
+
+    public init(configuration: GatewayConfiguration, profiles: [ServedProfile], logger: Logger) {
+        self.configuration = configuration
+        self.profiles = profiles
+        self.logger = logger
+    }
+
+    /// Serves until a shutdown signal. `onListening` gets the URL once the socket is bound.
+    public func run(onListening: @escaping @Sendable (String) -> Void) async throws {
+        let log: EventLog
+        do {
+            log = try EventLog(path: configuration.databasePath, logger: logger)
+        } catch let error as EventLog.OpenError {
+            throw GatewayStartError.cannotOpenLog(error)
+        }
+        let journal = EventJournal(log: log, broadcast: EventBroadcast())
+        let subscriptions = profiles.map { ProfileSubscription(profile: $0, journal: journal, logger: logger) }
+        var follows: [String: SessionFollows] = [:]
+        for subscription in subscriptions where subscription.streamsPerSession {
+            follows[subscription.profile.name] = subscription.sessionFollows
+        }
+        let api = GatewayAPI(profiles: profiles, journal: journal, auth: GatewayAuth(tokens: configuration.tokens),
+                             approvals: ApprovalDesk(journal: journal, logger: logger), heartbeat: configuration.heartbeat,
+                             version: configuration.version,
+                             logger: logger, sessionFollows: follows)
+        var retention = RetentionSchedule(log: log, retainDays: configuration.retainDays, logger: logger)
+        retention.firstRun = configuration.retentionFirstRun
+        retention.interval = configuration.retentionInterval
+        if let url = configuration.notifyURL {
+            ApprovalPush(target: .url(url), publicURL: configuration.publicURL, log: log, logger: logger).attach(to: journal)
+        } else if let command = configuration.notifyCommand, !command.isEmpty {
+            ApprovalPush(target: .command(command), publicURL: configuration.publicURL, log: log, logger: logger).attach(to: journal)
+        }
+        let background = GatewayBackground(subscriptions: subscriptions, retention: retention, broadcast: journal.broadcast)
+        let listen = configuration.listen
+        let listening = ListeningFlag()
+        let app = Application(
+            router: api.router(),
+            configuration: .init(address: .hostname(listen.host, port: listen.port), serverName: nil),
+            onServerRunning: { channel in
+                listening.set()
+                onListening(listen.url(boundPort: channel.localAddress?.port ?? listen.port))
+            },
+            logger: logger)
+        // Shut down in reverse order: first the background (which ends every event stream), so
+        // the server's wait for in-flight requests is not a wait for streams that never end.
+        let group = ServiceGroup(configuration: .init(
+            services: [app, background], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            // Before the socket was bound, the failure is the listen address's.
+            if !listening.isSet { throw GatewayStartError.cannotListen(listen, error) }
+            throw error
+        }
+    }
+}
+
+/// Whether the server got as far as listening.
+final class ListeningFlag: Sendable {
+    private let flag = Mutex(false)
+    func set() { flag.withLock { $0 = true } }
+    var isSet: Bool { flag.withLock { $0 } }
+}
+
+/// The gateway's work besides serving requests: the subscriptions and retention. On graceful
+/// shutdown it closes every event stream (so their requests end) and stops the subscriptions.
+struct GatewayBackground: Service {
+    let subscriptions: [ProfileSubscription]
+    let retention: RetentionSchedule
+    let broadcast: EventBroadcast
+
+    func run() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            for subscription in subscriptions { group.addTask { await subscription.run() } }
+            group.addTask { await retention.run() }
+            try? await gracefulShutdown()
+            broadcast.closeAll()
+            group.cancelAll()
+        }
+    }
+}

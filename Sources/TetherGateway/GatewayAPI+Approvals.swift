@@ -1,0 +1,49 @@
+import Hummingbird
+import TetherCore
+
+/// Pending approvals across profiles, and answering one.
+extension GatewayAPI {
+    func pendingApprovals(_ request: Request) async throws -> Response {
+        let wanted = Set(request.uri.queryParameters.getAll("profile"))
+        for name in wanted where !profiles.contains(where: { $0.name == name }) {
+            throw ProblemDetails(.notFound, "no served profile \(name)", detail: "GET /v1/profiles lists the profiles this gateway serves")
+        }
+        var lines: [String] = []
+        for profile in profiles where (wanted.isEmpty || wanted.contains(profile.name)) && profile.backend.capabilities.contains(.approvals) {
+            do {
+                let approvals = try await profile.backend.pendingApprovals(session: nil)
+                lines += approvals.map { Self.line(profile.stamp(.approvalRequested($0))) }
+            } catch {
+                // One unreachable backend does not hide the others' approvals.
+                logger.warning("cannot list pending approvals", metadata: ["profile": "\(profile.name)", "error": "\(error)"])
+                if wanted.count == 1 { throw try problem(error, doing: "listing the pending approvals of \(profile.name)") }
+            }
+        }
+        return JSONResponse.array(lines)
+    }
+
+    func problem(_ error: any Error, doing what: String) throws -> ProblemDetails {
+        if let error = error as? TetherError { return ProblemDetails(error, doing: what) }
+        return ProblemDetails(.unavailable, "\(what) failed", detail: "\(error)")
+    }
+
+    func answer(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let profile = try profile(context)
+        try require(.approvals, "approvals", of: profile)
+        let id = context.parameters.get("approval") ?? ""
+        let body = try await JSONRequest.object(request)
+        guard let name = body["decision"]?.string, let decision = Decision(rawValue: name) else {
+            throw ProblemDetails(.badRequest, "no valid decision",
+                                 detail: "send {\"decision\":D} with D one of: \(Decision.names)")
+        }
+        var amendment: [String] = []
+        if let value = body["amendment"] {
+            guard let items = value.array?.compactMap(\.string), items.count == value.array?.count else {
+                throw ProblemDetails(.badRequest, "amendment must be an array of strings", detail: "send \"amendment\":[\"argv0\",\"arg\",…]")
+            }
+            amendment = items
+        }
+        let line = try await approvals.answer(ApprovalAnswer(decision: decision, amendment: amendment), approval: id, profile: profile)
+        return JSONResponse.raw(line)
+    }
+}

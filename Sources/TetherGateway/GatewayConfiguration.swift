@@ -1,0 +1,37 @@
+/// What `tether serve` runs with, after the `[serve]` table and the flags are merged.
+public struct GatewayConfiguration: Sendable {
+    public var listen: ListenAddress
+    public var databasePath: String
+    public var retainDays: Double
+    /// Resolved token values; empty means the API is open (loopback only).
+    public var tokens: [String]
+    /// `[serve] notify = { url = … }`: where `approval.requested` is pushed.
+    public var notifyURL: String?
+    /// `[serve] notify = { command = [...] }`: what runs for each `approval.requested`.
+    public var notifyCommand: [String]?
+    /// Where clients reach the gateway (a tunnel or proxy), for links in pushes.
+    public var publicURL: String?
+    /// What `GET /v1/health` reports as the version.
+    public var version = "unknown"
+    public var heartbeat: Duration = .seconds(15)
+    public var retentionFirstRun: Duration = .seconds(5)
+    public var retentionInterval: Duration = .seconds(3600)
+
+    public init(listen: ListenAddress, databasePath: String, retainDays: Double, tokens: [String],
+                notifyURL: String? = nil, publicURL: String? = nil) {
+        self.listen = listen
+        self.databasePath = databasePath
+        self.retainDays = retainDays
+        self.tokens = tokens
+        self.notifyURL = notifyURL
+        self.publicURL = publicURL
+    }
+
+    /// The start-up refusal for a listen address reachable from the network with no token.
+    public var exposureProblem: String? {
+        guard tokens.isEmpty, !listen.isLoopback else { return nil }
+        return "refusing to serve on \(listen) without a token: anyone who can reach it could drive your agents. "
+            + "Add one to the config, e.g. [serve] tokens = [{ env = \"TETHER_SERVE_TOKEN\" }] (or { file = \"~/.config/tether/serve.token\" }), "
+            + "or listen on loopback (--listen 127.0.0.1:7420) and reach it through ssh -R"
+    }
+}

@@ -1,0 +1,8 @@
+import HTTPTypes
+
+/// Header names the gateway reads or writes that HTTPTypes does not predefine.
+extension HTTPFields {
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+    static let accelBuffering = HTTPField.Name("X-Accel-Buffering")!
+}

@@ -1,0 +1,31 @@
+import Foundation
+import Logging
+
+/// Trims events older than `retain_days` in the background: once shortly after start, then
+/// every hour.
+struct RetentionSchedule: Sendable {
+    let log: EventLog
+    let retainDays: Double
+    let logger: Logger
+    var firstRun: Duration = .seconds(5)
+    var interval: Duration = .seconds(3600)
+
+    func run() async {
+        var wait = firstRun
+        while true {
+            do { try await Task.sleep(for: wait) } catch { return }
+            trimOnce()
+            wait = interval
+        }
+    }
+
+    func trimOnce() {
+        let cutoff = Date().timeIntervalSince1970 * 1000 - retainDays * 86_400_000
+        do {
+            let deleted = try log.trim(olderThan: cutoff)
+            if deleted > 0 { logger.info("retention trimmed the event log", metadata: ["deleted": "\(deleted)", "retain_days": "\(retainDays)"]) }
+        } catch {
+            logger.error("retention could not trim the event log", metadata: ["error": "\(error)"])
+        }
+    }
+}

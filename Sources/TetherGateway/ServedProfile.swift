@@ -1,0 +1,39 @@
+import Synchronization
+import TetherCore
+
+/// One profile the gateway serves: its name, its backend, and the last connection state its
+/// subscription reported (for `GET /v1/profiles`).
+public final class ServedProfile: Sendable {
+    public let name: String
+    public let backend: any Backend
+    private let connection = Mutex<JSONObject>(["state": "connecting"])
+
+    public init(name: String, backend: any Backend) {
+        self.name = name
+        self.backend = backend
+    }
+
+    public var kind: BackendKind { backend.kind }
+
+    public var connectionState: JSONObject { connection.withLock { $0 } }
+
+    func noteConnection(_ data: JSONObject) {
+        connection.withLock { $0 = data }
+    }
+
+    /// Stamps an event with this profile, as the CLI's printer does.
+    func stamp(_ event: Event) -> Event {
+        var event = event
+        event.profile = name
+        event.backend = backend.kind
+        return event
+    }
+
+    /// The profile's JSON in `GET /v1/profiles`.
+    var json: JSONValue {
+        .object([
+            "name": .string(name), "backend": .string(kind.rawValue),
+            "capabilities": JSONValue(backend.capabilities.names), "connection": .object(connectionState),
+        ])
+    }
+}

@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import TetherConfig
+import TetherCore
+import TetherGateway
+import TetherNet
+
+/// `tether serve`: the gateway — one API and a durable event log over every served profile.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve every profile over one HTTP API with a durable event log (the gateway).",
+        discussion: """
+            Subscribes to each served profile's live stream and appends every event to a SQLite \
+            log with a seq that only grows, so a client that was away (a phone asleep, a laptop \
+            closed) resumes with Last-Event-ID and gets every event it missed, once, in order — and \
+            answers approvals from wherever it is.
+
+            The first line on stdout is {"listen":URL,"db":PATH,"profiles":[…]}; logs go to stderr. \
+            SIGINT or SIGTERM stops it gracefully.
+
+            Routes (all under /v1; see GET /v1/openapi.json): health, profiles, events (SSE; \
+            ?format=json for long-poll), approvals, profiles/P/sessions[/ID[/history|/turns|/abort]], \
+            profiles/P/approvals/ID, profiles/P/notifications, login, logout.
+
+            Config ([serve] table; flags override): listen, db, retain_days, tokens (secrets: \
+            { env = "NAME" } or { file = "PATH" }), notify = { url = "https://ntfy.example/topic" } (one text/plain \
+            POST per approval) or { command = ["notify-send"] } (run with the title and the body appended), public_url.
+            Without tokens the API needs no auth and only a loopback listen is allowed; to reach it \
+            from a phone, keep it on loopback and forward it (ssh -R 7420:127.0.0.1:7420 vps), or \
+            add a token and listen on the LAN.
+
+            Global options go before `serve`: tether --config PATH serve -p home -p work
+            """)
+
+    @ParentCommand var root: Tether
+
+    /// Shown in the help; the values are read by `ServedProfileArguments` (see there why).
+    @Option(name: [.short, .customLong("profile")], help: ArgumentHelp("Serve this profile (repeatable; default: every profile of the config).", valueName: "name"))
+    var profiles: [String] = []
+    @Option(help: ArgumentHelp("Where to listen (default: [serve] listen, else 127.0.0.1:7420; port 0 picks a free one).", valueName: "host:port"))
+    var listen: String?
+    @Option(help: ArgumentHelp("The event log (default: [serve] db, else $XDG_STATE_HOME/tether/gateway.sqlite).", valueName: "path"))
+    var db: String?
+    @Option(help: ArgumentHelp("Keep events this many days (default: [serve] retain_days, else 7; fractions work).", valueName: "days"))
+    var retain: Double?
+
+    func validate() throws {
+        if let listen, ListenAddress(listen) == nil {
+            throw ValidationError("--listen takes HOST:PORT, e.g. 127.0.0.1:7420 (port 0 picks a free one)")
+        }
+        if let retain, !(retain.isFinite && retain > 0) {
+            throw ValidationError("--retain is a positive number of days, e.g. 7 or 0.5; got \(retain)")
+        }
+    }
+
+    func run() async throws {
+        let context = CommandContext(root.options)
+        try await reportingFailures {
+            let config = try context.loadConfig()
+            let settings = config.serve ?? ServeSettings()
+            var gatewayConfiguration = try Self.configuration(settings, flags: self, environment: context.environment)
+            gatewayConfiguration.version = TetherVersion.string
+            if let problem = gatewayConfiguration.exposureProblem {
+                throw TetherError(.configuration, problem)
+            }
+            let names = try Self.servedProfileNames(config, selected: ServedProfileArguments.selected(in: CommandLine.arguments))
+            var served: [ServedProfile] = []
+            for name in names {
+                let profile = try config.profile(named: name)
+                served.append(ServedProfile(name: name, backend: try await context.makeBackend(for: profile, in: config)))
+            }
+            StatusLine.shared.clear()
+            let gateway = Gateway(configuration: gatewayConfiguration, profiles: served, logger: context.logger)
+            let database = gatewayConfiguration.databasePath
+            do {
+                try await gateway.run { url in
+                    let line: JSONValue = ["listen": .string(url), "db": .string(database), "profiles": JSONValue(names)]
+                    LineOutput.standardOutput.write(line.serialized + "\n")
+                }
+            } catch let error as GatewayStartError {
+                throw TetherError(.configuration, error.description, hint: error.hint)
+            }
+            OpenTunnels.closeAll()
+        }
+    }
+
+    static func servedProfileNames(_ config: ConfigFile, selected: [String]) throws -> [String] {
+        if selected.isEmpty {
+            guard !config.profileNames.isEmpty else {
+                throw TetherError(.configuration, "\(config.path) defines no profiles, so there is nothing to serve",
+                                  hint: "add a [profiles.NAME] table (see config/tether.example.toml)")
+            }
+            return config.profileNames
+        }
+        var names: [String] = []
+        for name in selected where !names.contains(name) {
+            _ = try config.profile(named: name)
+            names.append(name)
+        }
+        return names
+    }
+
+    /// The `[serve]` table with the flags over it, tokens resolved.
+    static func configuration(_ settings: ServeSettings, flags: ServeCommand, environment: ConfigEnvironment) throws -> GatewayConfiguration {
+        let listenText = flags.listen ?? settings.listen
+        let listen = try listenText.map { text in
+            guard let address = ListenAddress(text) else {
+                throw TetherError(.configuration, "[serve] listen = \"\(text)\" is not HOST:PORT", hint: "write it like listen = \"127.0.0.1:7420\"")
+            }
+            return address
+        } ?? .standard
+        let database = flags.db.map { environment.expandingTilde(in: $0) } ?? settings.db
+            ?? ConfigPaths.stateDirectory(environment: environment) + "/gateway.sqlite"
+        let tokens = try settings.tokens.map { try $0.resolve(environment) }
+        var configuration = GatewayConfiguration(listen: listen, databasePath: database, retainDays: flags.retain ?? settings.retainDays ?? 7,
+                                    tokens: tokens, notifyURL: settings.notifyURL?.absoluteString, publicURL: settings.publicURL?.absoluteString)
+        configuration.notifyCommand = settings.notifyCommand
+        return configuration
+    }
+}

@@ -1,0 +1,454 @@
+import Foundation
+import Logging
+import Testing
+import TetherCore
+import TetherSim
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import TetherTestSupport
+
+/// `tether serve`, the real binary, over the OpenCode simulator: replay, restarts, approvals, auth
+/// and retention, through HTTP as a client (a phone's page, a script) sees them.
+@Suite(.serialized) struct GatewayCLITests {
+    static let plainPrompt = "Say hello in three words"
+    static let approvalPrompt = "Clean the build dir and say done"
+
+    func withGateway(pacing: Duration = .milliseconds(5), flood: Int? = nil, floodRate: Int? = nil, serveTable: String = "",
+                     environment: [String: String] = [:], _ body: (GatewayFixture) async throws -> Void) async throws {
+        let gateway = try await GatewayFixture(pacing: pacing, flood: flood, floodRate: floodRate, serveTable: serveTable,
+                                               environment: environment)
+        do {
+            try await body(gateway)
+        } catch {
+            await gateway.shutdown()
+            throw error
+        }
+        await gateway.shutdown()
+    }
+
+    static func isType(_ type: String) -> (JSONValue) -> Bool { { $0["type"]?.string == type } }
+
+    @Test func resumeWithLastEventIDGetsExactlyTheRest() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.plainPrompt)
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+
+            let end = try await gateway.lastSeq()
+            let all = try await gateway.stream("/v1/events?since=0", through: end).sseEvents
+            let seqs = all.compactMap(\.id)
+            #expect(seqs.count == all.count && seqs.count > 10)
+            #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
+            let middle = seqs[seqs.count / 2]
+            // Last-Event-ID wins over since.
+            let rest = try await gateway.stream("/v1/events?since=0", headers: ["Last-Event-ID: \(middle)"], through: end).sseEvents
+            #expect(rest.compactMap(\.id) == seqs.filter { $0 > middle })
+            #expect(rest.map(\.data) == all.filter { ($0.id ?? 0) > middle }.map(\.data))
+
+            // No cursor: one id-only block with the current end, then live events only.
+            let live = try await gateway.get("/v1/events", maxTime: 1)
+            #expect(live.headers["content-type"] == "text/event-stream")
+            #expect(live.body.hasPrefix("id: \(seqs.last!)\n\n"))
+            #expect(live.sseEvents.isEmpty)
+
+            // A live client sees the next turn with nothing skipped at the seam.
+            let last = seqs.last!
+            let streamed = try Curl.start("GET", gateway.url + "/v1/events", headers: ["Last-Event-ID: \(last)"], maxTime: 90)
+            try await Task.sleep(for: .milliseconds(500))
+            try await gateway.startTurn(session, Self.plainPrompt)
+            try await gateway.waitForLogged { $0["type"] == "turn.completed" && ($0["seq"]?.int ?? 0) > last }
+            let logged = try await gateway.logged(since: last).compactMap { $0["seq"]?.int }
+            let reply = try await streamed.stop(onceItHas: logged.last ?? 0, timeout: .seconds(30))
+            #expect(reply.sseEvents.compactMap(\.id) == logged, "\(reply.status) \(reply.body.prefix(300))")
+            #expect(reply.sseEvents.contains { $0.data.contains("\"turn.completed\"") })
+        }
+    }
+
+    @Test func approvalsAnswerOnceAndSurviveARestart() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.approvalPrompt)
+            let requested = try await gateway.waitForLogged(Self.isType("approval.requested"))
+            let id = try #require(requested["data"]?["id"]?.string)
+            let pending = try await gateway.get("/v1/approvals?profile=oc")
+            #expect(pending.json?.array?.compactMap { $0["data"]?["id"]?.string } == [id])
+
+            let path = "/v1/profiles/oc/approvals/\(id)"
+            let first = try await gateway.post(path, json: "{\"decision\":\"accept\"}")
+            #expect(first.status == 200, "\(first.body)")
+            #expect(first.json?["type"] == "approval.resolved" && first.json?["data"]?["decision"] == "accept")
+            let again = try await gateway.post(path, json: "{\"decision\":\"accept\"}")
+            #expect(again.status == 200)
+            let other = try await gateway.post(path, json: "{\"decision\":\"decline\"}")
+            #expect(other.status == 409)
+            #expect(other.headers["content-type"] == "application/problem+json")
+            #expect(other.json?["code"] == "conflict" && other.json?["decision"] == "accept")
+            #expect(other.json?["detail"]?.string?.contains("accept") == true)
+            let unknown = try await gateway.post("/v1/profiles/oc/approvals/oc~per_nope", json: "{\"decision\":\"accept\"}")
+            #expect(unknown.status == 404 && unknown.json?["code"] == "not_found")
+
+            // Restarted on the same log: the answer is remembered.
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+            _ = try await gateway.stop()
+            try await gateway.start()
+            #expect(try await gateway.post(path, json: "{\"decision\":\"decline\"}").status == 409)
+            #expect(try await gateway.post(path, json: "{\"decision\":\"accept\"}").status == 200)
+
+            let request = try #require(id.split(separator: "~").last)
+            let replies = await gateway.simulator.requests().filter { $0.method == "POST" && $0.path.contains(request) }
+            #expect(replies.count == 1)
+            #expect(try await gateway.logged(type: "approval.").count == 2)
+        }
+    }
+
+    @Test func aKilledGatewayRestartsOnItsLogWithNoDuplicatesAndOldCursorsWork() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.approvalPrompt)
+            let requested = try await gateway.waitForLogged(Self.isType("approval.requested"))
+            let id = try #require(requested["data"]?["id"]?.string)
+            let before = try await gateway.logged()
+            let cursor = try #require(before.last?["seq"]?.int)
+
+            await gateway.kill()  // mid-turn: the approval is pending
+            try await gateway.start()
+            // The resubscription re-reads the pending approval; it is not logged twice.
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await gateway.post("/v1/profiles/oc/approvals/\(id)", json: "{\"decision\":\"accept\"}").status == 200)
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+            try await gateway.startTurn(session, Self.plainPrompt)
+            try await gateway.waitForLogged { $0["type"] == "turn.completed" && $0["seq"]?.int ?? 0 > cursor + 5 && $0["turn"] != requested["turn"] }
+
+            let events = try await gateway.logged()
+            let seqs = events.compactMap { $0["seq"]?.int }
+            #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
+            #expect(seqs.filter { $0 <= cursor } == before.compactMap { $0["seq"]?.int })
+            for type in ["part.completed", "turn.completed", "approval.requested", "approval.resolved", "session.created"] {
+                let keys = events.filter { $0["type"]?.string == type }.map { event in
+                    [event["session"]?.string, event["turn"]?.string, event["part"]?.string, event["data"]?["id"]?.string]
+                        .map { $0 ?? "" }.joined(separator: "|")
+                }
+                #expect(Set(keys).count == keys.count, "\(type) logged twice: \(keys)")
+            }
+            #expect(events.filter { $0["type"] == "turn.completed" }.count == 2)
+            #expect(events.filter { $0["type"]?.string?.hasPrefix("approval.") == true }.count == 2)
+
+            // The cursor from before the crash resumes exactly after it.
+            let resumed = try await gateway.stream("/v1/events", headers: ["Last-Event-ID: \(cursor)"], through: seqs.last ?? 0).sseEvents
+            #expect(resumed.compactMap(\.id) == seqs.filter { $0 > cursor })
+        }
+    }
+
+    /// A turn that ran from start to end while the gateway was down: no stream can replay it, so
+    /// the restarted gateway reads it back from history — each part.completed and the
+    /// turn.completed once, whole.
+    @Test func aTurnThatRanWhileTheGatewayWasDownIsFilledFromHistory() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.plainPrompt)
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+            _ = try await gateway.stop()
+
+            let sent = try await TetherProcess.run(["send", session, Self.plainPrompt, "--follow", "--config", gateway.config.path, "-p", "oc"],
+                                                   environment: gateway.environment)
+            #expect(sent.status == 0, "\(sent.stderr)")
+            let missed = try sent.events()
+            let turn = try #require(missed.first { $0.type == .turnCompleted }?.turn)
+            let parts = Set(missed.filter { $0.type == .partCompleted }.compactMap(\.part))
+
+            try await gateway.start()
+            try await gateway.waitForLogged { $0["type"] == "turn.completed" && $0["turn"]?.string == turn }
+            try await Task.sleep(for: .milliseconds(500))
+            let logged = try await gateway.logged().filter { $0["turn"]?.string == turn }
+            let loggedParts = logged.filter { $0["type"] == "part.completed" }.compactMap { $0["part"]?.string }
+            #expect(Set(loggedParts) == parts && loggedParts.count == parts.count)
+            #expect(logged.filter { $0["type"] == "turn.completed" }.count == 1)
+            let text = missed.last { $0.type == .partCompleted && $0.data["kind"] == "text" }?.data["text"]?.string
+            #expect(logged.contains { $0["type"] == "part.completed" && $0["data"]?["text"]?.string == text })
+        }
+    }
+
+    /// `notify`: one text/plain POST with a Title header per approval; the sink is down at first,
+    /// then refuses once (503), then takes it; not pushed again after a restart.
+    @Test func anApprovalIsPushedOnceEvenAcrossARestart() async throws {
+        let port = try TestSockets.freePort()
+        let table = "[serve]\nnotify = { url = \"http://127.0.0.1:\(port)/topic\" }\npublic_url = \"https://gw.example/\""
+        try await withGateway(serveTable: table) { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.approvalPrompt)
+            try await gateway.waitForLogged(Self.isType("approval.requested"))
+            try await Task.sleep(for: .milliseconds(300))  // the first try finds nothing listening
+            let receiver = try await PushReceiver(port: port)
+            defer { receiver.stop() }
+            let deadline = ContinuousClock.now + .seconds(15)
+            while receiver.posts.count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(gateway.process?.stderrText.contains("approval push failed; retrying") == true)
+            let posts = receiver.posts
+            #expect(posts.count == 2)  // refused once (503), then accepted
+            let post = try #require(posts.last)
+            #expect(post["type"]?.hasPrefix("text/plain") == true)
+            #expect(post["title"]?.contains("Approval") == true)
+            #expect(post["body"]?.contains("rm -rf build") == true && post["body"]?.contains("risk: high") == true)
+            #expect(post["body"]?.contains("https://gw.example/") == true)
+
+            _ = try await gateway.stop()
+            try await gateway.start()
+            try await Task.sleep(for: .seconds(2))
+            #expect(receiver.posts.count == 2)
+        }
+    }
+
+    /// `notify = { command = [...] }`: run once per approval with the title and body appended.
+    @Test func anApprovalRunsTheNotifyCommandOnce() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-notify-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let script = directory + "/notify.sh"
+        try "#!/bin/sh\nprintf '%s\\n--\\n%s\\n==\\n' \"$1\" \"$2\" >> \(directory)/calls\n".write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        try await withGateway(serveTable: "[serve]\nnotify = { command = [\"\(script)\"] }") { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.approvalPrompt)
+            try await gateway.waitForLogged(Self.isType("approval.requested"))
+            var calls = ""
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !calls.contains("=="), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+                calls = (try? String(contentsOfFile: directory + "/calls", encoding: .utf8)) ?? ""
+            }
+            #expect(calls.components(separatedBy: "==").count == 2)
+            #expect(calls.hasPrefix("Approval needed (oc)\n--\n") && calls.contains("rm -rf build"))
+        }
+    }
+
+    /// An approval requested while the gateway was down is in the log once it is back, and can be
+    /// answered through it.
+    @Test func anApprovalRequestedWhileTheGatewayWasDownIsLoggedAndAnswerable() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            _ = try await gateway.stop()
+            let sent = try await TetherProcess.run(["send", session, Self.approvalPrompt, "--config", gateway.config.path, "-p", "oc"],
+                                                   environment: gateway.environment)
+            #expect(sent.status == 0, "\(sent.stderr)")
+            let permission = try await gateway.simulator.waitForPendingPermission()
+            try await gateway.start()
+            let requested = try await gateway.waitForLogged(Self.isType("approval.requested"))
+            let id = try #require(requested["data"]?["id"]?.string)
+            #expect(id.hasSuffix(permission))
+            #expect(try await gateway.post("/v1/profiles/oc/approvals/\(id)", json: "{\"decision\":\"accept\"}").status == 200)
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+            #expect(try await gateway.logged(type: "approval.requested").count == 1)
+        }
+    }
+
+    @Test func tokensCookiesAndTheirRules() async throws {
+        let token = "gw-test-token-7f3a9c"
+        try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": token]) { gateway in
+            try await gateway.start()
+            var replies: [HTTPReply] = []
+            func check(_ reply: HTTPReply) -> HTTPReply {
+                replies.append(reply)
+                return reply
+            }
+            #expect(check(try await gateway.get("/v1/health")).status == 200)
+            let refused = check(try await gateway.get("/v1/profiles"))
+            #expect(refused.status == 401 && refused.headers["content-type"] == "application/problem+json")
+            #expect(refused.json?["code"] == "unauthorized" && refused.json?["status"] == 401)
+            #expect(check(try await gateway.get("/v1/openapi.json")).status == 401)
+            #expect(check(try await gateway.get("/v1/profiles", headers: ["Authorization: Bearer wrong"])).status == 401)
+            #expect(check(try await gateway.get("/v1/profiles", headers: ["Authorization: Bearer \(token)"])).status == 200)
+
+            #expect(check(try await gateway.post("/v1/login", json: "{\"token\":\"wrong\"}")).status == 401)
+            let login = check(try await gateway.post("/v1/login", json: "{\"token\":\"\(token)\"}"))
+            #expect(login.status == 200)
+            let setCookie = try #require(login.headers["set-cookie"])
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && !setCookie.contains("Secure"))
+            let cookie = String(setCookie.split(separator: ";")[0])
+            let secure = check(try await gateway.post("/v1/login", json: "{\"token\":\"\(token)\"}", headers: ["X-Forwarded-Proto: https"]))
+            #expect(secure.headers["set-cookie"]?.contains("Secure") == true)
+
+            #expect(check(try await gateway.get("/v1/profiles", headers: ["Cookie: \(cookie)"])).status == 200)
+            let form = check(try await Curl.request("POST", gateway.url + "/v1/profiles/oc/sessions",
+                                              headers: ["Cookie: \(cookie)", "Content-Type: application/x-www-form-urlencoded"], body: "title=x"))
+            #expect(form.status == 403 && form.json?["code"] == "forbidden")
+            let created = check(try await gateway.post("/v1/profiles/oc/sessions", json: "{}", headers: ["Cookie: \(cookie)"]))
+            #expect(created.status == 201)
+
+            #expect(check(try await gateway.post("/v1/logout", json: "{}", headers: ["Cookie: \(cookie)"])).status == 200)
+            #expect(check(try await gateway.get("/v1/profiles", headers: ["Cookie: \(cookie)"])).status == 401)
+
+            let result = try #require(try await gateway.stop())
+            #expect(result.status == 0 || result.status == 130, "\(result.stderr)")
+            for reply in replies {
+                #expect(!reply.body.contains(token) && !reply.headers.values.contains { $0.contains(token) })
+            }
+            #expect(!result.stdout.contains(token) && !result.stderr.contains(token))
+        }
+    }
+
+    /// The Codex Worker has no all-sessions stream: a turn started through the gateway is followed
+    /// by its job from the first event, and its deltas are logged once although the session's
+    /// own follower sees the same job.
+    @Test func aCodexWorkerTurnStartedThroughTheGatewayIsLoggedWhole() async throws {
+        let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
+        let workerURL = try await worker.start()
+        defer { Task { await worker.stop() } }
+        let table = """
+            [profiles.w]
+            backend = "codex-worker"
+            url = "\(workerURL.absoluteString)"
+            token = { env = "WORKER_TEST_TOKEN" }
+            """
+        try await withGateway(serveTable: table, environment: ["WORKER_TEST_TOKEN": "t0ken"]) { gateway in
+            gateway.profile = "w"
+            try await gateway.start(["-p", "w"])
+            let profiles = try await gateway.get("/v1/profiles").json?.array?.compactMap { $0["name"]?.string }
+            #expect(profiles == ["w"])
+            let thread = try await gateway.createSession()
+            let started = try await gateway.post("/v1/profiles/w/sessions/\(thread)/turns", json: "{\"text\":\"hello there\"}")
+            #expect(started.status == 202)
+            let job = try #require(started.json?["turn"]?.string)
+            let done = try await gateway.waitForLogged { $0["type"] == "turn.completed" && $0["turn"]?.string == job }
+            #expect(done["profile"] == "w" && done["backend"] == "codex-worker")
+            try await Task.sleep(for: .seconds(1))
+            let events = try await gateway.logged().filter { $0["turn"]?.string == job }
+            #expect(events.first?["type"] == "turn.started")
+            let texts = events.filter { $0["type"] == "part.completed" && $0["data"]?["kind"] == "text" }.compactMap { $0["data"]?["text"]?.string }
+            #expect(texts.first == "hello there")
+            let deltas = events.filter { $0["type"] == "part.delta" }.compactMap { $0["data"]?["delta"]?.string }
+            let assistant = try #require(events.last { $0["type"] == "part.completed" && $0["data"]?["role"] == "assistant" }?["data"]?["text"]?.string)
+            #expect(deltas.joined() == assistant)
+
+            // A turn started elsewhere (another tether) reaches the log too, whole. (The worker
+            // stamps a thread's updatedAt in whole seconds; the gateway reads back a thread whose
+            // stamp moved, so the turn starts in a later second than the last one.)
+            try await Task.sleep(for: .milliseconds(1100))
+            let elsewhere = try await TetherProcess.run(["send", thread, "second one", "--follow", "--config", gateway.config.path, "-p", "w"],
+                                                        environment: gateway.environment)
+            #expect(elsewhere.status == 0, "\(elsewhere.stderr)")
+            let other = try #require(try elsewhere.events().first { $0.type == .turnCompleted }?.turn)
+            try await gateway.waitForLogged(timeout: .seconds(20)) { $0["type"] == "turn.completed" && $0["turn"]?.string == other }
+            let otherTexts = try await gateway.logged().filter { $0["turn"]?.string == other && $0["type"] == "part.completed" }
+            #expect(otherTexts.contains { $0["data"]?["text"]?.string == "second one" })
+        }
+    }
+
+    /// A notification profile: its `watch()` feeds the log (a push sent twice is logged once), and
+    /// the notification routes reach the desktop.
+    @Test func aNotificationProfileIsWatchedAndServed() async throws {
+        let relay = NotificationSimulator(options: .init())
+        let relayURL = try await relay.start()
+        defer { Task { await relay.stop() } }
+        let table = """
+            [profiles.n]
+            backend = "notification"
+            url = "\(relayURL.absoluteString)"
+            """
+        let state = NSTemporaryDirectory() + "tether-state-\(UUID().uuidString)"
+        try await withGateway(serveTable: table, environment: ["XDG_STATE_HOME": state]) { gateway in
+            try await gateway.start(["-p", "n"])
+            for _ in 0..<100 {
+                if relay.peers().contains(where: { $0.deviceType != "desktop" && !$0.peerID.contains("~") }) { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try relay.push(title: "Build done", body: "green", notificationID: "n-42", twice: true)
+            let logged = try await gateway.waitForLogged(Self.isType("notification.received"))
+            #expect(logged["profile"] == "n" && logged["data"]?["id"] == "n-42")
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await gateway.logged(type: "notification.").count == 1)
+
+            let unread = try await gateway.get("/v1/profiles/n/notifications?unread=true")
+            #expect(unread.status == 200, "\(unread.body)")
+            let target = try #require(unread.json?.array?.first?["id"]?.string)
+            #expect(try await gateway.post("/v1/profiles/n/notifications/\(target)/read", json: "{}").status == 200)
+            #expect(relay.notification(id: target)?.read == true)
+            #expect(try await gateway.post("/v1/profiles/n/notifications/read-all", json: "{}").status == 200)
+            #expect(relay.notifications().allSatisfy { $0.read })
+            let sessions = try await gateway.get("/v1/profiles/n/sessions")
+            #expect(sessions.status == 422 && sessions.json?["code"] == "unsupported")
+        }
+    }
+
+    /// A client that never reads is cut off within 30 s (here the kernel's socket buffers take the
+    /// whole flood, so it is the stalled write that gives it away; the 10,000-event backlog limit is
+    /// EventStreamTests' case); a client that reads gets every event meanwhile, and the gateway's
+    /// memory stays bounded.
+    @Test func aClientThatNeverReadsIsCutOffAndSlowsNoOne() async throws {
+        let flood = 16_000
+        // Paced, so the client that never reads is connected while the events arrive.
+        try await withGateway(flood: flood, floodRate: 4_000) { gateway in
+            try await gateway.start(["-v"])
+            let port = Int(gateway.url.split(separator: ":").last ?? "") ?? 0
+            let stuck = try TestSockets.connect(port: port)
+            defer { close(stuck) }
+            var small: Int32 = 4096
+            setsockopt(stuck, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            try TestSockets.sendAll(stuck, Array("GET /v1/events HTTP/1.1\r\nHost: gateway\r\n\r\n".utf8))
+            let reader = try Curl.start("GET", gateway.url + "/v1/events?since=0", maxTime: 120)
+
+            // The flood ends with the session going idle (polled by type: the whole log is large).
+            let floodEnd = ContinuousClock.now + .seconds(60)
+            while try await !gateway.logged(type: "session.status").contains(where: {
+                $0["data"]?["status"] == "idle" && ($0["seq"]?.int ?? 0) > Int64(flood)
+            }) {
+                guard ContinuousClock.now < floodEnd else { throw FixtureError("the flood never ended") }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let logged = try await gateway.logged().compactMap { $0["seq"]?.int }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !(gateway.process?.stderrText.contains("closing a slow event-stream client") ?? false), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(gateway.process?.stderrText.contains("closing a slow event-stream client") == true)
+            let read = try await reader.stop(onceItHas: logged.last ?? 0, timeout: .seconds(60)).sseEvents.compactMap(\.id)
+            #expect(read == logged)
+            let peak = gateway.process?.peakRSSKilobytes ?? 0
+            #expect(peak > 0 && peak < 200_000, "peak RSS \(peak) kB")
+        }
+    }
+
+    @Test func aNetworkListenWithoutATokenExits78() async throws {
+        try await withGateway { gateway in
+            let result = try await TetherProcess.run(["--config", gateway.config.path, "serve", "--listen", "0.0.0.0:0",
+                                                      "--db", gateway.database], environment: gateway.environment)
+            #expect(result.status == 78)
+            #expect(result.stderr.contains("tokens"))
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    @Test func aCursorOlderThanRetentionGetsCursorExpiredThenTheRest() async throws {
+        // 0.00001 days is 0.86 s; the first trim runs 5 s after start.
+        try await withGateway { gateway in
+            try await gateway.start(["--retain", "0.00001"])
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.plainPrompt)
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+            let oldLast = try #require(try await gateway.logged().last?["seq"]?.int)
+            try await Task.sleep(for: .seconds(6))
+            try await gateway.startTurn(session, Self.plainPrompt)
+            try await gateway.waitForLogged { $0["type"] == "turn.completed" && ($0["seq"]?.int ?? 0) > oldLast }
+
+            // The long-poll form starts with the same cursor_expired error, then the kept events.
+            let polled = try await gateway.logged()
+            #expect(polled.first?["type"] == "error" && polled.first?["data"]?["code"] == "cursor_expired")
+            let kept = polled.dropFirst().compactMap { $0["seq"]?.int }
+            let oldest = try #require(kept.first)
+            #expect(oldest > oldLast)
+            #expect(polled.first?["seq"]?.int == oldest - 1)
+            let stream = try await gateway.stream("/v1/events?since=1", through: kept.last ?? 0).sseEvents
+            let first = try #require(stream.first)
+            let error = try JSONParser.parse(first.data)
+            #expect(error["type"] == "error" && error["data"]?["code"] == "cursor_expired")
+            #expect(first.id == (error["data"]?["oldest"]?.int ?? 0) - 1)
+            #expect(stream.dropFirst().compactMap(\.id) == kept.filter { $0 > first.id! })
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import TetherConfig
+
+@Suite("[serve] table")
+struct ServeSettingsTests {
+    func parse(_ text: String, _ variables: [String: String] = [:]) throws -> ConfigFile {
+        try ConfigFile.parse(text, path: "/home/me/.config/tether/config.toml", fileMode: 0o600,
+                             environment: ConfigEnvironment(variables: variables, homeDirectory: "/home/me"))
+    }
+
+    @Test func everyKeyParses() throws {
+        let config = try parse("""
+            [serve]
+            listen = "0.0.0.0:7420"
+            db = "~/gw.sqlite"
+            retain_days = 0.5
+            tokens = [{ env = "GW_TOKEN" }, { file = "serve.token" }]
+            notify = { url = "https://ntfy.example/topic" }
+            public_url = "https://gw.example"
+            """)
+        let serve = try #require(config.serve)
+        #expect(serve.listen == "0.0.0.0:7420")
+        #expect(serve.db == "/home/me/gw.sqlite")
+        #expect(serve.retainDays == 0.5)
+        #expect(serve.tokens.map(\.reference) == [.environment("GW_TOKEN"), .file("/home/me/.config/tether/serve.token")])
+        #expect(serve.notifyURL?.absoluteString == "https://ntfy.example/topic")
+        #expect(serve.publicURL?.host == "gw.example")
+        #expect(config.allSecrets.count == 2)
+        #expect(try serve.tokens[0].resolve(ConfigEnvironment(variables: ["GW_TOKEN": "t"], homeDirectory: "/h")) == "t")
+    }
+
+    @Test func mistakesAreNamed() throws {
+        #expect(try parse("").serve == nil)
+        let unknown = #expect(throws: ConfigError.self) { try parse("[serve]\nlisten_on = \"x\"") }
+        #expect(unknown?.description.contains("listen") == true)
+        #expect(throws: ConfigError.self) { try parse("[serve]\nlisten = \"nowhere\"") }
+        #expect(throws: ConfigError.self) { try parse("[serve]\ntokens = \"one\"") }
+        #expect(throws: ConfigError.self) { try parse("[serve]\nretain_days = -1") }
+        #expect(throws: ConfigError.self) { try parse("[serve]\nnotify = {}") }
+        // A literal token in a file others can read is refused, like every literal secret.
+        #expect(throws: ConfigError.self) {
+            try ConfigFile.parse("[serve]\ntokens = [\"s3cret\"]", path: "/c.toml", fileMode: 0o644,
+                                 environment: ConfigEnvironment(variables: [:], homeDirectory: "/h"))
+        }
+    }
+}

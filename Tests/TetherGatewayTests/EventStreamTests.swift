@@ -1,0 +1,165 @@
+import Foundation
+import Logging
+import Synchronization
+import GRDB
+import Testing
+import TetherCore
+@testable import TetherGateway
+
+/// SSE framing, cursors, filters, and replay-then-live without a seam.
+@Suite struct EventStreamTests {
+    static func journal() throws -> EventJournal {
+        EventJournal(log: try EventLogTests.open(EventLogTests.temporaryPath()), broadcast: EventBroadcast())
+    }
+
+    static func delta(_ part: String, session: String = "s1") -> Event {
+        EventLogTests.stamped(.part(.partDelta, session: session, turn: "t1", part: part, kind: .text, content: ["delta": "x"]))
+    }
+
+    @Test func framesAreWhatAnEventSourceParses() {
+        let event = LoggedEvent(seq: 42, type: "part.delta", profile: "home", session: "s1", line: "{\"v\":1}")
+        #expect(SSEFrame.event(event) == "id: 42\ndata: {\"v\":1}\n\n")
+        #expect(SSEFrame.cursor(7) == "id: 7\n\n")
+        #expect(SSEFrame.heartbeat.hasPrefix(":") && SSEFrame.heartbeat.hasSuffix("\n\n"))
+    }
+
+    @Test func lastEventIDWinsOverSinceAndGarbageIsABadRequest() throws {
+        #expect(try EventStreamCursor.parse(lastEventID: nil, since: nil) == .now)
+        #expect(try EventStreamCursor.parse(lastEventID: nil, since: "5") == .after(5))
+        #expect(try EventStreamCursor.parse(lastEventID: "9", since: "5") == .after(9))
+        #expect(try EventStreamCursor.parse(lastEventID: "", since: "5") == .after(5))
+        #expect(throws: ProblemDetails.self) { try EventStreamCursor.parse(lastEventID: "abc", since: nil) }
+        #expect(throws: ProblemDetails.self) { try EventStreamCursor.parse(lastEventID: nil, since: "-1") }
+    }
+
+    @Test func typeFiltersMatchWholeFamiliesOnly() {
+        #expect(EventFilter.type("approval.requested", matches: "approval."))
+        #expect(EventFilter.type("approval.requested", matches: "approval"))
+        #expect(!EventFilter.type("approvals.x", matches: "approval"))
+        #expect(EventFilter.type("error", matches: "error"))
+        #expect(!EventFilter.type("part.delta", matches: "part.completed"))
+    }
+
+    /// Collects what a streamer writes until `count` frames arrived, then ends the stream.
+    final class Collector: Sendable {
+        let frames = Mutex<[String]>([])
+        func add(_ text: String) { frames.withLock { $0.append(text) } }
+        /// The ids of the events written (a write may hold several: the replay writes pages).
+        var ids: [Int64] {
+            frames.withLock { $0 }.joined().components(separatedBy: "\n\n").compactMap { block in
+                guard block.contains("data: ") else { return nil }
+                return block.split(separator: "\n").first { $0.hasPrefix("id: ") }.flatMap { Int64($0.dropFirst(4)) }
+            }
+        }
+    }
+
+    func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { Issue.record("timed out"); return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    @Test func replayThenLiveHasNoSeam() async throws {
+        let journal = try Self.journal()
+        for index in 0..<3 { try journal.record(Self.delta("p\(index)")) }
+        let subscription = journal.broadcast.subscribe()
+        // Appended after the subscription and before the replay is read: in both, sent once.
+        try journal.record(Self.delta("p3"))
+        let collector = Collector()
+        let streamer = EventStreamer(journal: journal, filter: EventFilter(), cursor: .after(1))
+        let task = Task { try await streamer.stream(subscription) { collector.add($0) } }
+        try await waitUntil { collector.ids.count >= 3 }
+        for index in 4..<8 { try journal.record(Self.delta("p\(index)")) }
+        try await waitUntil { collector.ids.count >= 7 }
+        journal.broadcast.closeAll()
+        try await task.value
+        #expect(collector.ids == [2, 3, 4, 5, 6, 7, 8])
+    }
+
+    @Test func withoutACursorTheStreamStartsWithTheCurrentEndAndThenOnlyLiveEvents() async throws {
+        let journal = try Self.journal()
+        for index in 0..<3 { try journal.record(Self.delta("p\(index)")) }
+        let collector = Collector()
+        let streamer = EventStreamer(journal: journal, filter: EventFilter(session: "s2"), cursor: .now)
+        let subscription = journal.broadcast.subscribe()
+        let task = Task { try await streamer.stream(subscription) { collector.add($0) } }
+        try await waitUntil { !collector.frames.withLock { $0 }.isEmpty }
+        try journal.record(Self.delta("other", session: "s1"))
+        try journal.record(Self.delta("mine", session: "s2"))
+        try await waitUntil { collector.ids.count >= 1 }
+        journal.broadcast.closeAll()
+        try await task.value
+        #expect(collector.frames.withLock { $0 }.first == "id: 3\n\n")
+        #expect(collector.ids == [5])
+    }
+
+    @Test func aCursorBeforeRetentionGetsCursorExpiredThenTheRest() async throws {
+        let journal = try Self.journal()
+        for index in 0..<5 { try journal.record(Self.delta("p\(index)")) }
+        // Trim seq 1...3.
+        try await journal.log.pool.write { db in try db.execute(sql: "UPDATE event SET ts = 0 WHERE seq <= 3") }
+        try journal.log.trim(olderThan: 1)
+        let collector = Collector()
+        let subscription = journal.broadcast.subscribe()
+        let task = Task {
+            try await EventStreamer(journal: journal, filter: EventFilter(), cursor: .after(1)).stream(subscription) { collector.add($0) }
+        }
+        try await waitUntil { collector.ids.count >= 3 }
+        journal.broadcast.closeAll()
+        try await task.value
+        let frames = collector.frames.withLock { $0 }
+        #expect(frames.first?.hasPrefix("id: 3\ndata: {\"v\":1,\"type\":\"error\"") == true)
+        #expect(frames.first?.contains("\"code\":\"cursor_expired\",\"oldest\":4") == true)
+        #expect(collector.ids == [3, 4, 5])
+    }
+
+    @Test func anIdleStreamSendsCommentHeartbeats() async throws {
+        let journal = try Self.journal()
+        let collector = Collector()
+        let streamer = EventStreamer(journal: journal, filter: EventFilter(), cursor: .now, heartbeat: .milliseconds(20))
+        let subscription = journal.broadcast.subscribe()
+        let task = Task { try await streamer.stream(subscription) { collector.add($0) } }
+        try await waitUntil { collector.frames.withLock { $0 }.filter { $0 == SSEFrame.heartbeat }.count >= 2 }
+        journal.broadcast.closeAll()
+        try await task.value
+        #expect(collector.frames.withLock { $0 }.first == "id: 0\n\n")
+    }
+
+    @Test func aWriteThatNeverCompletesCutsTheClientOff() async throws {
+        let journal = try Self.journal()
+        for index in 0..<3 { try journal.record(Self.delta("p\(index)")) }
+        let subscription = journal.broadcast.subscribe()
+        let cut = Mutex(false)
+        subscription.onOverflow { cut.withLock { $0 = true } }
+        let streamer = EventStreamer(journal: journal, filter: EventFilter(), cursor: .after(0), stallLimit: .milliseconds(100))
+        // The replay's first write never completes, as into a socket the client stopped reading.
+        let task = Task { try await streamer.stream(subscription) { _ in try await Task.sleep(for: .seconds(3600)) } }
+        try await waitUntil { cut.withLock { $0 } }
+        task.cancel()
+        _ = await task.result
+        #expect(cut.withLock { $0 })
+    }
+
+    @Test func aClientPastItsBacklogIsCutOffAndOthersAreNot() async throws {
+        let broadcast = EventBroadcast(limits: .init(events: 3, bytes: 1 << 20))
+        let slow = broadcast.subscribe()
+        let fast = broadcast.subscribe()
+        let cut = Mutex(0)
+        slow.onOverflow { cut.withLock { $0 += 1 } }
+        var reader = fast.deliveries.makeAsyncIterator()
+        for seq in 1...5 {
+            broadcast.publish(LoggedEvent(seq: Int64(seq), type: "part.delta", profile: nil, session: nil, line: "{}"))
+            if case .event(let event) = await reader.next() { fast.consumed(event) }
+        }
+        #expect(cut.withLock { $0 } == 1)
+        #expect(slow.overflowed && !fast.overflowed)
+        #expect(broadcast.subscriberCount == 1)
+
+        let bytes = EventBroadcast(limits: .init(events: 100, bytes: 10))
+        let big = bytes.subscribe()
+        bytes.publish(LoggedEvent(seq: 1, type: "x", profile: nil, session: nil, line: String(repeating: "a", count: 11)))
+        #expect(big.overflowed)
+    }
+}

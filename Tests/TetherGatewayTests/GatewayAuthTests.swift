@@ -1,0 +1,41 @@
+import Testing
+@testable import TetherGateway
+
+@Suite struct GatewayAuthTests {
+    @Test func tokensAreComparedWhole() {
+        let auth = GatewayAuth(tokens: ["s3cret", "other-token"])
+        #expect(auth.accepts(token: "s3cret") && auth.accepts(token: "other-token"))
+        #expect(!auth.accepts(token: "s3cre") && !auth.accepts(token: "s3crett") && !auth.accepts(token: ""))
+        #expect(!GatewayAuth(tokens: []).accepts(token: ""))
+        #expect(GatewayAuth.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!GatewayAuth.constantTimeEqual(Array("abc".utf8), Array("abd".utf8)))
+    }
+
+    @Test func sessionsAreRevokedOnLogout() {
+        let auth = GatewayAuth(tokens: ["t"])
+        let cookie = auth.openSession()
+        #expect(cookie.count == 64 && auth.acceptsSession(cookie))
+        auth.revokeSession(cookie)
+        #expect(!auth.acceptsSession(cookie))
+    }
+
+    @Test func onlyLoopbackMayGoWithoutATokenAndListenParses() {
+        #expect(ListenAddress("127.0.0.1:7420") == ListenAddress(host: "127.0.0.1", port: 7420))
+        #expect(ListenAddress("[::1]:0")?.isLoopback == true)
+        #expect(ListenAddress("localhost:80")?.isLoopback == true)
+        #expect(ListenAddress("0.0.0.0:7420")?.isLoopback == false)
+        #expect(ListenAddress("7420") == nil && ListenAddress("host:99999") == nil && ListenAddress("::1:80") == nil)
+        let open = GatewayConfiguration(listen: ListenAddress("0.0.0.0:7420")!, databasePath: "x", retainDays: 7, tokens: [])
+        #expect(open.exposureProblem?.contains("tokens") == true)
+        let tokened = GatewayConfiguration(listen: ListenAddress("0.0.0.0:7420")!, databasePath: "x", retainDays: 7, tokens: ["t"])
+        #expect(tokened.exposureProblem == nil)
+    }
+
+    @Test func cookieAndBearerParsing() {
+        #expect(AuthMiddleware.bearer("Bearer abc") == "abc")
+        #expect(AuthMiddleware.bearer("bearer  abc ") == "abc")
+        #expect(AuthMiddleware.bearer("Basic abc") == nil)
+        #expect(AuthMiddleware.isJSON("application/json; charset=utf-8"))
+        #expect(!AuthMiddleware.isJSON("text/plain") && !AuthMiddleware.isJSON(nil))
+    }
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""The gateway benchmark's measurements (bench/gateway.sh starts the simulator and the gateway)."""
+import argparse, json, os, socket, subprocess, sys, time, urllib.request
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rows
+
+
+def get(url):
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return json.load(response)
+
+
+def rss_kb(pid, field="VmRSS"):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def replay(host, port, since, last, deadline=300):
+    """Reads SSE from `since` until the event with id `last`; returns (events, seconds)."""
+    sock = socket.create_connection((host, port))
+    started = time.perf_counter()
+    sock.sendall(f"GET /v1/events?since={since} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+    target = f"\nid: {last}\n".encode()
+    tail, count = b"", 0
+    while time.perf_counter() - started < deadline:
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            break
+        window = tail + chunk
+        count += window.count(b"\nid: ") - tail.count(b"\nid: ")
+        if target in window:
+            break
+        tail = window[-64:]
+    elapsed = time.perf_counter() - started
+    sock.close()
+    return count, elapsed
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--pid", type=int, required=True)
+    parser.add_argument("--db", required=True)
+    parser.add_argument("--events", type=int, required=True)
+    parser.add_argument("--clients", type=int, required=True)
+    options = parser.parse_args()
+    host, port = options.url.split("//")[1].split(":")
+    port = int(port)
+
+    # 1. The flood into the log (the simulator floods the gateway's subscription at once).
+    started = time.perf_counter()
+    last = 0
+    while time.perf_counter() - started < 600:
+        batch = get(f"{options.url}/v1/events?format=json&since={max(last, options.events - 1)}&limit=1000&wait=5")
+        if batch["events"]:
+            last = batch["next"]
+        if any(e.get("type") == "session.status" and e["data"].get("status") == "idle" for e in batch["events"]):
+            break
+    ingest = time.perf_counter() - started
+    last = get(f"{options.url}/v1/events?format=json")["next"]
+    rows.add(f"gateway: log {options.events:,} flood events (OpenCode simulator)", f"{last / ingest:,.0f} events/s",
+             "—", f"{ingest:.1f} s", "—", None, raw={"events": last, "seconds": ingest})
+
+    size = sum(os.path.getsize(p) for p in (options.db, options.db + "-wal") if os.path.exists(p))
+    subprocess.run(["sqlite3", options.db, "PRAGMA wal_checkpoint(TRUNCATE);"], capture_output=True)
+    checkpointed = os.path.getsize(options.db)
+    per = checkpointed * 100_000 / max(last, 1)
+    rows.add("gateway: log size per 100,000 events", f"{per / 1e6:.1f} MB", "—", f"{per / 1e6:.1f} MB", "—", None,
+             notes=f"{checkpointed / 1e6:.1f} MB for {last:,} events after a checkpoint ({size / 1e6:.1f} MB with the WAL)",
+             raw={"bytes": checkpointed, "events": last})
+
+    # 2. Replay from the log to one client, beside reading the same rows with the sqlite3 CLI.
+    count, seconds = replay(host, port, 0, last)
+    t0 = time.perf_counter()
+    subprocess.run(["sqlite3", "-readonly", options.db, "SELECT line FROM event ORDER BY seq;"],
+                   stdout=subprocess.DEVNULL, check=True)
+    baseline = time.perf_counter() - t0
+    rate, base_rate = count / seconds, last / baseline
+    rows.add(f"gateway: replay {count:,} events from the log to one SSE client", f"{rate:,.0f} events/s",
+             f"sqlite3 CLI: {base_rate:,.0f} rows/s", f"{rate / base_rate:.2f}×", "≥ 200,000 events/s",
+             rate >= 200_000, raw={"events": count, "seconds": seconds, "baseline_seconds": baseline})
+
+    # 3. Memory with many clients: each replays the last 1,000 events, then stays connected live.
+    sockets = []
+    for _ in range(options.clients):
+        sock = socket.create_connection((host, port))
+        sock.sendall(f"GET /v1/events?since={max(0, last - 1000)} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+        sockets.append(sock)
+    target = f"\nid: {last}\n".encode()
+    for sock in sockets:
+        tail = b""
+        sock.settimeout(60)
+        while True:
+            chunk = sock.recv(1 << 16)
+            if not chunk or target in tail + chunk:
+                break
+            tail = (tail + chunk)[-64:]
+    time.sleep(1)
+    rss = rss_kb(options.pid)
+    peak = rss_kb(options.pid, "VmHWM")
+    rows.add(f"gateway: RSS with {options.clients} SSE clients connected", f"{rss / 1024:.0f} MB", "—",
+             f"{rss / 1024:.0f} MB", "< 80 MB", rss < 80 * 1024, notes=f"peak over the whole run {peak / 1024:.0f} MB",
+             raw={"rss_kb": rss, "peak_kb": peak, "clients": options.clients})
+    for sock in sockets:
+        sock.close()
+
+
+def fanout_row(title, gateway, events):
+    """The fan-out row: one gateway client's latency beside `tether events` on the same flood."""
+    ms = lambda us: f"{(us or 0) / 1000:.3f}"
+    complete = gateway.get("complete") and events.get("complete")
+    added99 = (gateway.get("p99_us") or 0) - (events.get("p99_us") or 0)
+    rows.add(title, f"p50 {ms(gateway.get('p50_us'))} ms, p99 {ms(gateway.get('p99_us'))} ms",
+             f"`tether events` p50 {ms(events.get('p50_us'))} ms, p99 {ms(events.get('p99_us'))} ms",
+             f"added p99 {added99 / 1000:+.3f} ms" + ("" if complete else " (incomplete)"), "added p99 < 5 ms",
+             bool(complete) and added99 < 5000, raw={"gateway": gateway, "tether_events": events})
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["fanout-row"]:
+        fanout_row(sys.argv[2], json.loads(sys.argv[3] or "{}"), json.loads(sys.argv[4] or "{}"))
+    else:
+        main()
