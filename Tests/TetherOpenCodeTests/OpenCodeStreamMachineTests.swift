@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+import TetherCore
+@testable import TetherOpenCode
+
+/// The OpenCode stream's rules without a socket: recorded frames and REST snapshots in, actions out.
+@Suite struct OpenCodeStreamMachineTests {
+    static let session = "ses_fe1d0c3a2b11Qm8xT2aLk9pQ1z"
+
+    func machine(_ request: EventsRequest = EventsRequest(follow: true), directory: String? = nil,
+                 prompt: Bool = false) -> OpenCodeStreamMachine {
+        OpenCodeStreamMachine(request: request, configuration: .init(
+            directory: directory, pollInterval: .seconds(10), endpoint: "http://oc", hasPrompt: prompt,
+            promptSession: prompt ? Self.session : nil))
+    }
+
+    /// A REST snapshot recorded beside the transcripts (`Transcripts/NAME.json`).
+    static func snapshot(_ name: String) throws -> OpenCodeSnapshot {
+        let url = try #require(Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Transcripts"))
+        let json = try JSONParser.parse(String(contentsOf: url, encoding: .utf8))
+        let messages = (json["messages"]?.object ?? [:]).map { (session: $0.key, messages: $0.value.array ?? []) }
+        return OpenCodeSnapshot(statuses: json["statuses"]?.object, messages: messages,
+                                permissions: json["permissions"].flatMap { $0.isNull ? nil : $0 })
+    }
+
+    static func wire(_ frame: JSONValue) throws -> OpenCodeWireEvent { try OpenCodeWireEvent.decode(frame) }
+
+    /// The frames of a transcript, decoded.
+    static func frames(_ name: String) throws -> [OpenCodeWireEvent] { try Transcript.frames(name).map(wire) }
+
+    /// Every `.emit` of `actions`, flattened.
+    static func emitted(_ actions: [OpenCodeStreamMachine.Action]) -> [Event] {
+        actions.flatMap { action -> [Event] in
+            if case .emit(let events) = action { return events }
+            return []
+        }
+    }
+
+    @Test func connectingResyncsAndAResyncMidTurnEmitsTheTurnSoFar() throws {
+        var machine = machine()
+        let frames = try Self.frames("current-permission-turn")
+        let connected = machine.receive(frames[0], at: 1_000)
+        guard case .resync = try #require(connected.first) else { Issue.record("expected a resync, got \(connected)"); return }
+
+        let snapshot = try Self.snapshot("snapshot-waiting-on-permission")
+        #expect(machine.sessionsToRead(statuses: snapshot.statuses) == [Self.session])
+        let actions = machine.resynced(snapshot, at: 2_000)
+        let events = Self.emitted(actions)
+        #expect(events.first?.type == .turnStarted && events.first?.turn == "msg_a001")
+        #expect(events.filter { $0.type == .partCompleted }.compactMap(\.part) == ["prt_a001", "prt_a002", "prt_a003"])
+        #expect(events.contains { $0.type == .partStarted && $0.part == "prt_a004" })
+        let approval = try #require(events.first { $0.type == .approvalRequested })
+        #expect(approval.data["id"]?.string == "\(Self.session)~per_b001")
+        #expect(events.allSatisfy { $0.ts == 2_000 })  // stamped with the receive time, not read from a clock
+        #expect(actions.contains { if case .noteGeneration(.v1, true) = $0 { true } else { false } })
+
+        // The rest of the turn, live: nothing the resync emitted comes again.
+        var live: [Event] = []
+        for frame in frames[13...] { live += Self.emitted(machine.receive(frame, at: 3_000)) }
+        #expect(!live.contains { $0.type == .approvalRequested || $0.type == .turnStarted })
+        #expect(live.filter { $0.type == .partCompleted }.compactMap(\.part) == ["prt_a004", "prt_a005", "prt_a006"])
+        #expect(live.filter { $0.type == .turnCompleted }.count == 1)
+    }
+
+    @Test func theGenerationIsSaidOnceAndAgainWhenItChanges() throws {
+        var machine = machine()
+        var legacy = try Self.snapshot("snapshot-waiting-on-permission")
+        legacy.permissions = nil
+        let notes = { (actions: [OpenCodeStreamMachine.Action]) in
+            actions.compactMap { action -> OpenCodeAPIGeneration? in
+                if case .noteGeneration(let generation, _) = action { return generation }
+                return nil
+            }
+        }
+        #expect(notes(machine.resynced(legacy, at: 1)) == [.legacy])
+        #expect(notes(machine.resynced(legacy, at: 2)).isEmpty)
+        #expect(notes(machine.resynced(try Self.snapshot("snapshot-waiting-on-permission"), at: 3)) == [.v1])
+    }
+
+    @Test func sendFollowPostsAfterTheFirstResyncAndFinishesWithItsTurn() throws {
+        var machine = machine(EventsRequest(session: Self.session, follow: true, untilTurnCompletes: true), prompt: true)
+        let frames = try Self.frames("current-permission-turn")
+        #expect(machine.sessionsToRead(statuses: [:]).isEmpty)
+        let first = machine.resynced(OpenCodeSnapshot(statuses: [:], messages: [], permissions: .array([])), at: 1)
+        guard case .postPrompt = try #require(first.last) else { Issue.record("expected postPrompt, got \(first)"); return }
+        machine.postingPrompt(userMessages: [])
+        // Posted: the session is read on every resync until its turn shows up.
+        #expect(machine.sessionsToRead(statuses: [:]) == [Self.session])
+
+        var events: [Event] = []
+        var finished = false
+        for frame in frames[1...] {
+            let actions = machine.receive(frame, at: 2)
+            events += Self.emitted(actions)
+            if actions.contains(where: { if case .finish = $0 { true } else { false } }) { finished = true; break }
+        }
+        #expect(finished && machine.isDone)
+        #expect(events.last?.type == .turnCompleted)
+        #expect(events.allSatisfy { $0.turn == "msg_a001" || $0.type == .sessionStatus })
+        // A second resync never posts again.
+        let again = machine.resynced(OpenCodeSnapshot(statuses: [:], messages: [], permissions: .array([])), at: 3)
+        #expect(!again.contains { if case .postPrompt = $0 { true } else { false } })
+    }
+
+    @Test func heartbeatsWhileBusyAndSilentPollAfterTheInterval() throws {
+        var machine = machine()
+        let frames = try Self.frames("current-permission-turn")
+        for frame in frames[1...3] { _ = machine.receive(frame, at: 1_000) }  // the turn is open and busy
+        let heartbeat = try Self.wire(["payload": ["type": "server.heartbeat", "properties": [:]]])
+        #expect(machine.receive(heartbeat, at: 5_000).isEmpty)
+        let poll = machine.receive(heartbeat, at: 11_000)
+        #expect(poll.count == 2)
+        guard case .resync = try #require(poll.last) else { Issue.record("expected a resync"); return }
+        // The poll counts as activity: the next heartbeat right after it does not poll again.
+        #expect(machine.receive(heartbeat, at: 12_000).isEmpty)
+    }
+
+    @Test func anIdleSessionWithOpenPartsIsReconciledFromRESTFirst() throws {
+        var machine = machine()
+        let frames = try Self.frames("current-permission-turn")
+        for frame in frames[1...8] { _ = machine.receive(frame, at: 1) }  // prt_a003 streaming, not final
+        let idle = try Self.wire(["directory": "/home/dev/demo",
+                                  "payload": ["type": "session.idle", "properties": ["sessionID": .string(Self.session)]]])
+        let actions = machine.receive(idle, at: 2)
+        guard case .reconcile(let session, _) = try #require(actions.first) else { Issue.record("expected reconcile"); return }
+        #expect(session == Self.session)
+        let snapshot = try Self.snapshot("snapshot-waiting-on-permission")
+        let events = Self.emitted(machine.reconciled(session: session, messages: snapshot.messages[0].messages, then: idle, at: 3))
+        let text = try #require(events.first { $0.type == .partCompleted && $0.part == "prt_a003" })
+        #expect(text.data["text"] == "I'll remove the build directory.")
+        #expect(events.last?.type == .turnCompleted)
+    }
+
+    @Test func framesOfAnotherProjectAreDropped() throws {
+        var machine = machine(directory: "/home/dev/demo")
+        let frames = try Self.frames("current-permission-turn")
+        #expect(Self.emitted(machine.receive(frames[26], at: 1)).isEmpty)  // /elsewhere
+        #expect(!Self.emitted(machine.receive(frames[3], at: 1)).isEmpty)  // session.status busy here
+    }
+}
