@@ -39,27 +39,29 @@ let package = Package(
         .target(name: "TetherCore", dependencies: ["TetherStreaming"], swiftSettings: strict),
         // Transport: libcurl HTTP + streaming, SSE decoding, line framing, reconnect policy.
         .target(name: "TetherNet", dependencies: [
-            "CCurl", "TetherCore", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
+            "CCurl", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        // What every adapter shares above the transport: how a transport failure reads to a user.
+        .target(name: "TetherAdapterSupport", dependencies: ["TetherCore", "TetherNet"], swiftSettings: strict),
         // Tunnel: libssh2 direct-tcpip behind a loopback listener.
         .target(name: "TetherSSH", dependencies: ["CLibSSH2", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
         // Config: TOML profiles and tunnels, secret references, XDG paths, state directory.
-        .target(name: "TetherConfig", dependencies: ["TOMLKit"], swiftSettings: strict),
+        .target(name: "TetherConfig", dependencies: ["TetherCore", "TOMLKit"], swiftSettings: strict),
         // Adapters: wire ⇄ domain, one per backend.
         .target(name: "TetherOpenCode", dependencies: [
-            "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherNet", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Codex app-server items, carried by both the Codex Worker and CodexMonitor.
         .target(name: "TetherCodexProtocol", dependencies: ["TetherCore"], swiftSettings: strict),
         .target(name: "TetherCodexWorker", dependencies: [
-            "TetherCore", "TetherNet", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .target(name: "TetherCodexMonitor", dependencies: [
-            "TetherCore", "TetherNet", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .target(name: "TetherNotification", dependencies: [
-            "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherNet", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Simulators: independent implementations of each backend's wire, for tests, `simulate`, `demo`.
         .target(name: "TetherSim", dependencies: [
@@ -80,7 +82,7 @@ let package = Package(
         ], swiftSettings: strict),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "TetherCore", "TetherNet", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH", "TetherGateway",
+            "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH", "TetherGateway",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
@@ -91,14 +93,14 @@ let package = Package(
             "TetherACP", "TetherCore", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "TetherNetTests", dependencies: [
-            "TetherNet", "TetherSim", .product(name: "FlyingFox", package: "FlyingFox"),
+            "TetherNet", "TetherAdapterSupport", "TetherSim", .product(name: "FlyingFox", package: "FlyingFox"),
         ], swiftSettings: strict),
         // Fixtures shared by test suites: a real sshd on loopback, child processes.
         .target(name: "TetherTestSupport", dependencies: ["TetherCore"], path: "Tests/TetherTestSupport", swiftSettings: strict),
         .testTarget(name: "TetherSSHTests", dependencies: [
             "TetherSSH", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
-        .testTarget(name: "TetherConfigTests", dependencies: ["TetherConfig"], swiftSettings: strict),
+        .testTarget(name: "TetherConfigTests", dependencies: ["TetherConfig", "TetherCore"], swiftSettings: strict),
         .testTarget(name: "TetherGatewayTests", dependencies: [
             "TetherGateway", "TetherCore", .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),

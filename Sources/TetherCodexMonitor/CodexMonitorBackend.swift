@@ -54,7 +54,7 @@ public struct CodexMonitorBackend: Backend {
         public var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
     }
 
-    public let kind = BackendKind.codexmonitor
+    public let kind = BackendKind.codexMonitor
     public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort]
 
     let configuration: Configuration

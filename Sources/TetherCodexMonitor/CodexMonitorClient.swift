@@ -2,6 +2,7 @@ import Logging
 import Synchronization
 import TetherCore
 import TetherNet
+import TetherAdapterSupport
 
 /// One authenticated connection to the CodexMonitor daemon: the RPC layer plus the daemon's
 /// conventions — the auth handshake, raw app-server results, workspaces that must be connected

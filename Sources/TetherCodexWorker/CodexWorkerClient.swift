@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherCore
 import TetherNet
+import TetherAdapterSupport
 
 /// The Codex Worker's REST surface: Bearer auth (not on `/health`), `{error:{code,message}}`
 /// bodies turned into clear errors. The worker's messages are Chinese, so the switch is on

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherCore
 import TetherNet
+import TetherAdapterSupport
 
 /// Follows one job's event stream to its `job.finished`. The worker never closes the stream,
 /// so the follower does; it resumes after a drop with `cursor=<last seq>` (the worker ignores
@@ -70,7 +71,7 @@ struct CodexWorkerJobFollower: Sendable {
                     case .comment:
                         break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
                     case .event(let sse):
-                        guard let envelope = try? JSONParser.parse(sse.data) else {
+                        guard let envelope = try? JSONParser.parse(sse.dataBytes) else {
                             backend.logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
                             continue
                         }

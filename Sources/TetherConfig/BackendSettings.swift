@@ -1,4 +1,5 @@
 import Foundation
+import TetherCore
 
 /// A profile's backend-specific settings, typed per backend.
 public enum BackendSettings: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import TetherCore
 extension Profile {
     static let commonKeys = ["backend", "tunnel"]
 

@@ -1,3 +1,4 @@
+import TetherCore
 /// One `[profiles.NAME]` table: a backend, how to reach it, and optionally a tunnel.
 public struct Profile: Sendable, Equatable, CustomStringConvertible {
     public let name: String

@@ -1,3 +1,4 @@
+import TetherCore
 /// One row of `tether profiles list`. JSON keys: `name`, `backend`, `endpoint`, `tunnel` (null when
 /// direct), `default`.
 public struct ProfileSummary: Sendable, Equatable, Encodable {

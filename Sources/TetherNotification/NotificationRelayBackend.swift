@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherCore
 import TetherNet
+import TetherAdapterSupport
 
 /// The `notification` backend: the ChainlessChain notification skill, reached the way the
 /// mobile apps reach it when their DataChannel is down — JSON envelopes relayed by the

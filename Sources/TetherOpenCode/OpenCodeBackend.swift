@@ -36,7 +36,7 @@ public struct OpenCodeBackend: Backend {
         }
     }
 
-    public let kind = BackendKind.opencode
+    public let kind = BackendKind.openCode
     public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort]
 
     let configuration: Configuration

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherCore
 import TetherNet
+import TetherAdapterSupport
 
 /// OpenCode's REST surface: URLs, Basic auth on every request, the `directory` scope, and error
 /// bodies (`{name, data:{message}}` or `{_tag, message}`) turned into clear `TetherError`s.

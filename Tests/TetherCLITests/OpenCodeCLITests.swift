@@ -58,7 +58,7 @@ import TetherSim
             let result = try await send.finish()
             #expect(result.status == 0, "\(result.stderr)")
             let events = try result.events()
-            #expect(events.allSatisfy { $0.backend == .opencode && $0.profile == "oc" })
+            #expect(events.allSatisfy { $0.backend == .openCode && $0.profile == "oc" })
             #expect(events.filter { $0.type == .turnStarted }.count == 1)
             let done = try #require(events.last { $0.type == .turnCompleted })
             #expect(done.data["status"] == "completed")

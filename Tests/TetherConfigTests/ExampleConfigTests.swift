@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TetherConfig
+import TetherCore
 
 @Suite("config/tether.example.toml")
 struct ExampleConfigTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TetherConfig
+import TetherCore
 
 @Suite("profiles list / profiles show rendering")
 struct RedactionTests {

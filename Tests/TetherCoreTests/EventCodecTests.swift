@@ -38,7 +38,7 @@ import Testing
         var event = Event(type, session: "s", turn: "t", part: "p", cursor: "c", data: ["k": "v", "n": 2], raw: ["r": true],
                           ts: 1_700_000_000_123)
         event.profile = "p1"
-        event.backend = .opencode
+        event.backend = .openCode
         let line = String(decoding: codec.encode(event).dropLast(), as: UTF8.self)
         #expect(try EventCodec.decode(line) == event)
     }

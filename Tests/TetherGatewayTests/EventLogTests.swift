@@ -17,7 +17,7 @@ import TetherCore
     static func stamped(_ event: Event, profile: String = "home") -> Event {
         var event = event
         event.profile = profile
-        event.backend = .opencode
+        event.backend = .openCode
         return event
     }
 
@@ -61,7 +61,7 @@ import TetherCore
         let logged = try #require(try log.append(event))
         #expect(!logged.line.contains("\n"))
         let decoded = try EventCodec.decode(logged.line)
-        #expect(decoded.type == .partCompleted && decoded.profile == "home" && decoded.backend == .opencode)
+        #expect(decoded.type == .partCompleted && decoded.profile == "home" && decoded.backend == .openCode)
         #expect(decoded.data["text"] == "line one\nline two")
         #expect(logged.jsonWithSeq.hasPrefix("{\"seq\":\(logged.seq),\"v\":1,"))
         #expect(try JSONParser.parse(logged.jsonWithSeq)["seq"]?.int == logged.seq)

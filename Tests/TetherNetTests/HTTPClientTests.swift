@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+import TetherAdapterSupport
 import TetherSim
 @testable import TetherNet
 

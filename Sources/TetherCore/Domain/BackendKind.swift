@@ -1,7 +1,14 @@
-/// The four backends Tether speaks; the raw value is a profile's `backend = "..."`.
-public enum BackendKind: String, Sendable, CaseIterable, Codable {
+/// The four backends Tether speaks; the raw value is a profile's `backend = "..."`. One
+/// definition for the whole program: the config parses it, adapters report it, events carry it.
+public enum BackendKind: String, Sendable, CaseIterable, Codable, CustomStringConvertible {
+    /// The Codex Worker: HTTP REST + SSE, Bearer token.
     case codexWorker = "codex-worker"
-    case opencode
-    case codexmonitor
+    /// The OpenCode server (`opencode serve`): HTTP REST + SSE, Basic auth.
+    case openCode = "opencode"
+    /// The CodexMonitor daemon: raw TCP, JSON lines.
+    case codexMonitor = "codexmonitor"
+    /// The ChainlessChain notification skill over the signaling WebSocket.
     case notification
+
+    public var description: String { rawValue }
 }

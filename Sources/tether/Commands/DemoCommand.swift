@@ -32,7 +32,7 @@ struct DemoCommand: AsyncParsableCommand {
             let logger = context.logger
             let scenes: [DemoScene] = [
                 // OpenCode: a prompt that asks to remove something makes the agent ask permission.
-                DemoScene(profile: "demo-opencode", backend: .opencode, prompt: "Clean the build dir and say done") {
+                DemoScene(profile: "demo-opencode", backend: .openCode, prompt: "Clean the build dir and say done") {
                     let simulator = OpenCodeSimulator(options: .init(password: "demo-password", pacing: pacing), logger: simulatorLogger)
                     let url = try await simulator.start()
                     let backend = OpenCodeBackend(configuration: .init(baseURL: url.absoluteString, password: "demo-password",
@@ -48,7 +48,7 @@ struct DemoCommand: AsyncParsableCommand {
                     return ("Codex Worker simulator at \(url.absoluteString) (Bearer token on)", backend, { await simulator.stop() })
                 },
                 // CodexMonitor: a daemon over TCP, raw Codex app-server events, a command approval.
-                DemoScene(profile: "demo-codexmonitor", backend: .codexmonitor, prompt: "run the tests") {
+                DemoScene(profile: "demo-codexmonitor", backend: .codexMonitor, prompt: "run the tests") {
                     let simulator = CodexMonitorSimulator(options: .init(token: "demo-token", pacing: pacing), logger: simulatorLogger)
                     let bound = try await simulator.start()
                     let backend = CodexMonitorBackend(configuration: .init(host: bound.host, port: bound.port, token: "demo-token",

@@ -32,7 +32,7 @@ struct CommandContext {
         return (config, try config.profile(named: options.profile))
     }
 
-    func makePrinter(profile: String?, backend: TetherCore.BackendKind?) -> EventPrinter {
+    func makePrinter(profile: String?, backend: BackendKind?) -> EventPrinter {
         EventPrinter(format: format, includeRaw: options.raw, profile: profile, backend: backend,
                      style: Style.forStream(.standardOutput, environment: environment.variables))
     }

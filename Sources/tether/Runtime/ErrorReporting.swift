@@ -2,6 +2,7 @@ import ArgumentParser
 import TetherConfig
 import TetherCore
 import TetherNet
+import TetherAdapterSupport
 
 /// Runs a command body and turns every failure into a clear message on stderr and the exit code
 /// the design assigns (sysexits). Nothing here prints a secret: messages never carry one.
