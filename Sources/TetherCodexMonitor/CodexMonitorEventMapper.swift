@@ -44,16 +44,22 @@ struct CodexMonitorEventMapper {
         }
     }
 
-    private var openTurns: [String: TurnState] = [:]
+    // What is kept per turn, part and session is bounded (`RecentMap`): a stream of turns or
+    // items that never finish lets go of the oldest instead of growing; `releasedState` counts
+    // it so the stream can say so once.
+    private var openTurns = RecentMap<TurnState>(capacity: 1024)
     private var finishedTurns = RecentSet(capacity: 4096)
-    private var openParts: [String: PartState] = [:]
+    private var openParts = RecentMap<PartState>(capacity: 1024)
     private var completedParts = RecentSet(capacity: 16_384)
     private var seenRequests = RecentSet(capacity: 4096)
     private(set) var pendingApprovals: [String: PendingApproval] = [:]
-    private var statuses: [String: SessionStatus] = [:]
+    private var statuses = RecentMap<SessionStatus>(capacity: 4096)
     /// Sessions whose turns we have followed (live or by reconcile): a reconcile of any other
     /// session starts from its running turn instead of replaying its history.
-    private var knownSessions: Set<String> = []
+    private var knownSessions = RecentSet(capacity: 4096)
+
+    /// Open state let go of because a bound was reached.
+    var releasedState: Int { openTurns.evicted + openParts.evicted + statuses.evicted }
     private var partSequence = 0
 
     init() {}
@@ -282,9 +288,9 @@ struct CodexMonitorEventMapper {
             events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: content))
         }
         if field == "output" {
-            PartState.append(delta, to: &openParts[key]!.output)
+            openParts.update(key) { PartState.append(delta, to: &$0.output) }
         } else {
-            PartState.append(delta, to: &openParts[key]!.text)
+            openParts.update(key) { PartState.append(delta, to: &$0.text) }
         }
         events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, field: field, delta: delta))
         return events

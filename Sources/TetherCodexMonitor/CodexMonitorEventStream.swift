@@ -38,6 +38,8 @@ struct CodexMonitorEventStream: Sendable {
         /// What the stream does without because the daemon lacks a method, each said once
         /// (`withoutIfMissing`).
         var reportedGaps: Set<String> = []
+        /// A memory bound of the mapper's was reached and said so (once per run).
+        var boundReported = false
     }
 
     private func pump(_ output: Output) async throws {
@@ -159,6 +161,10 @@ struct CodexMonitorEventStream: Sendable {
         for var event in state.mapper.map(method: method, params: params) where !state.done {
             if event.raw == nil { event.raw = raw }
             try await emit(event, &state, output)
+        }
+        if !state.boundReported, state.mapper.releasedState > 0 {
+            state.boundReported = true
+            logger.warning("more turns, items or threads are open at once than Tether keeps (1,024 items): the oldest open ones are let go of; their deltas still stream and item/completed still completes them")
         }
     }
 

@@ -9,9 +9,9 @@ struct CodexWorkerEventMapper {
     private var seen = RecentSet(capacity: 8192)
     private var startedJobs = RecentSet(capacity: 1024)
     private var finishedJobs = RecentSet(capacity: 1024)
-    private var outcomes: [String: (TurnOutcome, String?)] = [:]
+    private var outcomes = RecentMap<(TurnOutcome, String?)>(capacity: 1024)
     /// Items announced by item.started, by id: a file-change approval takes its changes from here.
-    private var items: [String: JSONValue] = [:]
+    private var items = RecentMap<JSONValue>(capacity: 1024)
     private var completedParts = RecentSet(capacity: 8192)
     private(set) var pendingApprovals: [String: Approval] = [:]
     /// The last seq seen per job (for resuming with `cursor=`).

@@ -16,14 +16,6 @@ struct OpenCodeEventMapper {
         var text = ""
         var snapshot: JSONObject = [:]
         var started = false
-
-        /// Text assembled from deltas, for a part whose final snapshot never comes. Capped, so
-        /// one endless part cannot grow memory without bound; the final snapshot is authoritative.
-        static let textLimit = 1 << 20
-        mutating func appendText(_ piece: String) {
-            guard text.utf8.count + piece.utf8.count <= Self.textLimit else { return }
-            text += piece
-        }
     }
 
     struct MessageState {
@@ -44,17 +36,36 @@ struct OpenCodeEventMapper {
     /// Context windows by `provider/model`, from `GET /config/providers`.
     var contextWindows: [String: Int] = [:]
 
-    private(set) var parts: [String: PartState] = [:]
-    private var messages: [String: MessageState] = [:]
-    private(set) var openTurns: [String: TurnState] = [:]
+    // Everything kept per part, message, turn and session is bounded (`RecentMap`), whatever
+    // the stream's shape: a stream of parts that never complete, or of sessions never seen
+    // again, lets go of the oldest instead of growing. What the bounds let go of is counted
+    // (`releasedState`) so the stream can say so once.
+    private(set) var parts = RecentMap<PartState>(capacity: Self.openPartLimit)
+    private var messages = RecentMap<MessageState>(capacity: 4096)
+    private(set) var openTurns = RecentMap<TurnState>(capacity: 1024)
     private var completedParts = RecentSet(capacity: 4096)
     private var completedTurns = RecentSet(capacity: 1024)
     private(set) var pendingApprovals: [String: Approval] = [:]
-    private(set) var statuses: [String: SessionStatus] = [:]
+    private(set) var statuses = RecentMap<SessionStatus>(capacity: 4096)
     /// Resyncs in a row that found a session idle with its last user message not yet answered.
-    private var idleUnanswered: [String: Int] = [:]
+    private var idleUnanswered = RecentMap<Int>(capacity: 1024)
     /// How many such resyncs it takes to believe the turn ended without a reply.
     static let unansweredIdleLimit = 3
+
+    /// Parts open at once (started, not completed) before the oldest is let go of.
+    static let openPartLimit = 1024
+    /// Text assembled from deltas, for parts whose final snapshot never comes: at most this much
+    /// a part, and this much over all open parts (the final snapshot is authoritative).
+    static let partTextLimit = 1 << 20
+    static let assembledTextBudget = 16 << 20
+    private var assembledBytes = 0
+    /// Deltas not assembled because a limit was reached (the deltas themselves still go out).
+    private(set) var textNotAssembled = 0
+
+    /// Open state let go of because a bound was reached: parts, messages, turns, sessions.
+    var releasedState: Int {
+        parts.evicted + messages.evicted + openTurns.evicted + statuses.evicted + idleUnanswered.evicted
+    }
 
     init() {}
 
@@ -89,7 +100,7 @@ struct OpenCodeEventMapper {
             events = mapDelta(p)
         case "message.part.removed":
             guard let partID = p["partID"]?.string else { return [] }
-            let state = parts.removeValue(forKey: partID)
+            let state = releasePart(partID)
             events = [.partRemoved(session: p["sessionID"]?.string ?? state?.session,
                                    turn: state.flatMap { messages[$0.message]?.turn }, part: partID)]
         case "permission.asked", "permission.updated":
@@ -150,8 +161,9 @@ struct OpenCodeEventMapper {
             list[(index + 1)...].contains { $0["info"]?["role"]?.string == "assistant" }
         } ?? true
         if !busy, !answered {
-            idleUnanswered[session, default: 0] += 1
-            if idleUnanswered[session, default: 0] < Self.unansweredIdleLimit { return events }
+            let seen = (idleUnanswered[session] ?? 0) + 1
+            idleUnanswered[session] = seen
+            if seen < Self.unansweredIdleLimit { return events }
         }
         idleUnanswered[session] = nil
         events += busy ? setStatus(session, statuses[session] == .waitingApproval ? .waitingApproval : .busy)
@@ -269,7 +281,7 @@ struct OpenCodeEventMapper {
             events.append(.turnCompleted(session: session, turn: turn.id, outcome: turn.outcome, error: turn.error,
                                          usage: turn.usage))
         }
-        for (id, message) in messages where message.session == session { messages[id] = nil }
+        messages.removeAll { _, message in message.session == session }
         return events
     }
 
@@ -434,8 +446,8 @@ struct OpenCodeEventMapper {
         if completedParts.contains(id) { return [] }
         let role = messages[messageID]?.role ?? (messageID == openTurns[session]?.id ? .user : .assistant)
         let turn = messages[messageID]?.turn ?? openTurns[session]?.id
-        // Taken out of the dictionary while it changes, so appending to its text does not copy it.
-        var state = parts.removeValue(forKey: id) ?? PartState(id: id, session: session, message: messageID, kind: kind)
+        // Taken out of the map while it changes, so appending to its text does not copy it.
+        var state = takePart(id) ?? PartState(id: id, session: session, message: messageID, kind: kind)
         var events: [Event] = []
         let content = Self.content(of: part, kind: kind, role: role)
         if !state.started {
@@ -449,16 +461,16 @@ struct OpenCodeEventMapper {
             if let delta, !delta.isEmpty {
                 // Legacy: the snapshot carries the accumulated text and `delta` the new piece.
                 events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: delta))
-                state.appendText(delta)
+                appendText(delta, to: &state)
             } else if text.utf8.count > state.text.utf8.count, text.utf8.starts(with: state.text.utf8) {
                 // A snapshot that moved on without deltas (or after we lost some): send the rest.
                 let rest = String(decoding: text.utf8.dropFirst(state.text.utf8.count), as: UTF8.self)
                 events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: rest))
-                state.appendText(rest)
+                appendText(rest, to: &state)
             }
         }
         state.snapshot = content
-        parts[id] = state
+        store(state)
         // A user's own text is whole when it appears; assistant parts are final when they say so.
         if Self.isFinal(part, kind: kind) || role == .user {
             events += completePart(id, content: content)
@@ -475,22 +487,49 @@ struct OpenCodeEventMapper {
         if parts[partID] == nil {
             // A delta for a part we never saw start (we joined mid-stream): start it as text.
             let messageID = p["messageID"]?.string ?? ""
-            parts[partID] = PartState(id: partID, session: session, message: messageID, kind: .text, started: true)
+            store(PartState(id: partID, session: session, message: messageID, kind: .text, started: true))
             events.append(.part(.partStarted, session: session, turn: messages[messageID]?.turn ?? openTurns[session]?.id,
                                 part: partID, kind: .text, content: ["text": "", "role": "assistant"]))
         }
-        guard var state = parts.removeValue(forKey: partID) else { return events }
-        if field == "text" { state.appendText(delta) }
-        parts[partID] = state
+        guard var state = takePart(partID) else { return events }
+        if field == "text" { appendText(delta, to: &state) }
+        store(state)
         events.append(.partDelta(session: session, turn: messages[state.message]?.turn ?? openTurns[session]?.id,
                                  part: partID, kind: state.kind, field: field, delta: delta))
         return events
     }
 
+    // MARK: Open parts, within their bounds
+
+    /// Takes a part out to change it (its text counts again when it is stored).
+    private mutating func takePart(_ id: String) -> PartState? {
+        guard let state = parts.removeValue(forKey: id) else { return nil }
+        assembledBytes -= state.text.utf8.count
+        return state
+    }
+
+    private mutating func store(_ state: PartState) {
+        assembledBytes += state.text.utf8.count
+        if let released = parts.set(state, forKey: state.id) { assembledBytes -= released.value.text.utf8.count }
+    }
+
+    /// A part leaves for good (completed or removed).
+    private mutating func releasePart(_ id: String) -> PartState? { takePart(id) }
+
+    private mutating func appendText(_ piece: String, to state: inout PartState) {
+        let count = piece.utf8.count
+        let own = state.text.utf8.count  // taken out: not in `assembledBytes` while it changes
+        guard own + count <= Self.partTextLimit, assembledBytes + own + count <= Self.assembledTextBudget else {
+            textNotAssembled += 1
+            return
+        }
+        state.text += piece
+    }
+
     /// Emits `part.completed` once. `content` nil: finish with the last snapshot and the text
     /// assembled from deltas.
     private mutating func completePart(_ id: String, content: JSONObject?) -> [Event] {
-        guard let state = parts.removeValue(forKey: id), !completedParts.contains(id) else { return [] }
+        guard let state = releasePart(id), !completedParts.contains(id) else { return [] }
         completedParts.insert(id)
         var final = content ?? state.snapshot
         if state.kind == .text || state.kind == .reasoning {

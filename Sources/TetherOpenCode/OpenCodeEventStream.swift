@@ -98,7 +98,7 @@ struct OpenCodeEventStream: Sendable {
         }
         let wire: OpenCodeWireEvent
         do {
-            wire = try OpenCodeWireEvent.decode(sse.data)
+            wire = try OpenCodeWireEvent.decode(sse.dataBytes)
         } catch {
             logger.warning("skipping an OpenCode event that cannot be read", metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
             return
@@ -144,6 +144,8 @@ struct OpenCodeEventStream: Sendable {
                 }
             case .notePolling:
                 logger.info("connected but silent while a session is busy: polling OpenCode over REST")
+            case .noteBoundReached(let what):
+                logger.warning("\(what)")
             }
         }
     }

@@ -27,6 +27,8 @@ struct OpenCodeStreamMachine {
         case noteGeneration(OpenCodeAPIGeneration, sessionStatusListed: Bool)
         /// Say (at `-v`) that a busy stream went silent and is being polled.
         case notePolling
+        /// Say once (on stderr, always) that a memory bound was reached: what was let go of.
+        case noteBoundReached(String)
         /// `send --follow` is done: its turn completed.
         case finish
     }
@@ -53,6 +55,8 @@ struct OpenCodeStreamMachine {
     private var generation: OpenCodeAPIGeneration?
     /// The stream has connected at least once (an endpoint that 404s later is not "missing").
     private(set) var connectedOnce = false
+    /// A bound of the mapper's was reached and said so (once per run).
+    private var boundReported = false
 
     init(request: EventsRequest, configuration: Configuration, contextWindows: [String: Int] = [:]) {
         filter = EventFilter(request)
@@ -200,6 +204,13 @@ struct OpenCodeStreamMachine {
     private mutating func emit(_ events: [Event]) -> [Action] {
         let kept = filter.admit(events)
         var actions: [Action] = kept.isEmpty ? [] : [.emit(kept)]
+        if !boundReported, mapper.releasedState > 0 || mapper.textNotAssembled > 0 {
+            boundReported = true
+            actions.append(.noteBoundReached(
+                "more parts, messages or sessions are open at once than Tether keeps (\(OpenCodeEventMapper.openPartLimit) parts, "
+                + "\(OpenCodeEventMapper.assembledTextBudget >> 20) MiB of streamed text): the oldest open ones are let go of; "
+                + "their deltas still stream, and a final snapshot still completes them, but one that never comes is not completed from deltas"))
+        }
         if filter.isDone { actions.append(.finish) }
         return actions
     }

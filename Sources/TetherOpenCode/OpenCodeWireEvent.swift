@@ -15,10 +15,14 @@ struct OpenCodeWireEvent: Sendable {
         case missingType
     }
 
-    static func decode(_ data: String) throws(DecodeError) -> OpenCodeWireEvent {
+    static func decode(_ data: [UInt8]) throws(DecodeError) -> OpenCodeWireEvent {
         let value: JSONValue
         do { value = try JSONParser.parse(data) } catch { throw .notJSON(error.description) }
         return try decode(value)
+    }
+
+    static func decode(_ data: String) throws(DecodeError) -> OpenCodeWireEvent {
+        try decode(Array(data.utf8))
     }
 
     static func decode(_ value: JSONValue) throws(DecodeError) -> OpenCodeWireEvent {
