@@ -286,9 +286,12 @@ extension SSEDecoder {
             resetEvent()
             return
         }
-        let data = String(decoding: dataBuffer[..<(dataBuffer.count - 1)], as: UTF8.self)
+        var data = Array(dataBuffer[..<(dataBuffer.count - 1)])
+        // The stream is UTF-8 decoded with replacement (the spec): ASCII needs nothing, anything
+        // else is repaired once here, so every consumer reads valid UTF-8.
+        if !data.allSatisfy({ $0 < 0x80 }) { data = Array(String(decoding: data, as: UTF8.self).utf8) }
         let type = eventType.isEmpty ? "message" : eventType
-        let event = SSEEvent(type: type, data: data, id: committedID, retry: eventRetry)
+        let event = SSEEvent(type: type, dataBytes: data, id: committedID, retry: eventRetry)
         resetEvent()
         emit(.event(event))
     }
