@@ -37,6 +37,11 @@ public final class CodexWorkerSimulator: Sendable {
         /// `THREAD_CURSOR_EXPIRED`, as the real worker does when an active job's retained events
         /// collapse into a few history items between two pages.
         public var historyShrinksOnce: Bool
+        /// Benchmarks: end a job's SSE stream cleanly (`: eof`, then the terminating chunk) once
+        /// it has carried `job.finished`, so a buffered client (`curl | jq`) sees EOF and flushes.
+        /// This is what the real worker's dead close branch meant to do (notes §2.5); the real
+        /// worker never closes. Set after `init`.
+        public var closeFinishedStreams = false
 
         public init(
             token: String? = nil,
