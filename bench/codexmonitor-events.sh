@@ -13,7 +13,8 @@
 #   - new-parts: each delta in a new item, started and never completed (2N lines; also a memory
 #     row, tether's peak RSS, target < 50 MB).
 # tether reconnects when the daemon closes, and then gets a new flood: it is timed to its first
-# `turn.completed`. A tether run is given CM_TIMEOUT (60) seconds.
+# `turn.completed`. A tether run is given CM_TIMEOUT (30) seconds: today it falls behind, drops
+# events (its stderr says so, counted in the notes) and may never print that turn.completed.
 source "$(dirname "$0")/lib.sh"
 FRAMES=${CM_FRAMES:-${FRAMES:-200000}}
 TOKEN=bench-token
@@ -32,7 +33,7 @@ for shape in ${CM_SHAPES:-long-parts new-parts}; do
     chmod 600 "$CONFIG"
     ERR="$OUT_DIR/codexmonitor-tether-$shape.err"
     : > "$ERR"
-    MEASURE_TIMEOUT=${CM_TIMEOUT:-60} TETHER_STDERR=$ERR ab '"turn.completed"' "turn/completed" \
+    MEASURE_TIMEOUT=${CM_TIMEOUT:-30} TETHER_STDERR=$ERR ab '"turn.completed"' "turn/completed" \
         "$CLIENT; jq -c '{method: .params.message.method, thread: .params.message.params.threadId, item: .params.message.params.itemId, delta: .params.message.params.delta}' <&3" \
         "$BIN" --config "$CONFIG" events --follow -o jsonl
     stop_sim
