@@ -140,8 +140,8 @@ actor OpenCodeState {
         emit("server.instance.disposed", ["directory": .string(directory)], directory: directory)
     }
 
-    /// `Options.flood`: deltas for the flood session, written in large batches as fast as the
-    /// client reads (or paced at `Options.floodRate`), then idle. Per connection, not broadcast.
+    /// `Options.flood` with `floodRate`: deltas for the flood session, paced, then idle. Per
+    /// connection, not broadcast. (Unpaced floods are pre-rendered: `renderFlood`.)
     nonisolated private func flood(
         _ count: Int, target: (sessionID: String, messageID: String, partID: String), into body: StreamingBody
     ) async {
@@ -162,30 +162,19 @@ actor OpenCodeState {
             ])
         }
         var batch = Data()
-        if let rate = options.floodRate {
-            // Paced: the deltas that are due go out together, each stamped as it is written.
-            let schedule = PacedSchedule(rate: rate)
-            var i = 0
-            while i < count {
-                guard await schedule.wait(for: i) else { return }
-                batch.removeAll(keepingCapacity: true)
-                for _ in 0..<schedule.dueCount(from: i, limit: min(256, count - i)) {
-                    batch.append(delta("token\(i) sent_ns=\(PacedSchedule.wallClockNanoseconds()) "))
-                    i += 1
-                }
-                guard await body.write(batch) else { return }
-            }
+        // The deltas that are due go out together, each stamped as it is written.
+        let schedule = PacedSchedule(rate: options.floodRate ?? 1)
+        var i = 0
+        while i < count {
+            guard await schedule.wait(for: i) else { return }
             batch.removeAll(keepingCapacity: true)
-        } else {
-            for i in 0..<count {
-                if i % 1024 == 0, Task.isCancelled { return }
-                batch.append(delta("token\(i) "))
-                if batch.count >= SSEResponse.writeSize {
-                    guard await body.write(batch) else { return }
-                    batch.removeAll(keepingCapacity: true)
-                }
+            for _ in 0..<schedule.dueCount(from: i, limit: min(256, count - i)) {
+                batch.append(delta("token\(i) sent_ns=\(PacedSchedule.wallClockNanoseconds()) "))
+                i += 1
             }
+            guard await body.write(batch) else { return }
         }
+        batch.removeAll(keepingCapacity: true)
         batch.append(frame("session.status", ["sessionID": .string(target.sessionID), "status": ["type": "idle"]]))
         batch.append(frame("session.idle", ["sessionID": .string(target.sessionID)]))
         guard await body.write(batch) else { return }
@@ -204,9 +193,10 @@ actor OpenCodeState {
         if close { body.finish() }
     }
 
-    /// `Options.floodShape`: every delta as a legacy `message.part.updated {part, delta}` of the
-    /// flood message, parts opened as the shape says, then `session.status` idle and `session.idle`.
-    private func renderFlood(_ count: Int, shape: FloodShape,
+    /// An unpaced `Options.flood`, whole: with a shape, every delta as a legacy
+    /// `message.part.updated {part, delta}` of the flood message, parts opened as the shape says;
+    /// without, `message.part.delta`s of the flood part. Then `session.status` idle and `session.idle`.
+    private func renderFlood(_ count: Int, shape: FloodShape?,
                              target: (sessionID: String, messageID: String, partID: String)) -> Data {
         let directory = options.directory
         let legacy = options.legacy
@@ -221,18 +211,24 @@ actor OpenCodeState {
         }
         // Fields: 0 the event id, 1 the part id, 2 the piece of text.
         let template = FloodTemplate(fieldCount: 3) { field in
+            guard shape != nil else {
+                return frame("message.part.delta", [
+                    "sessionID": .string(target.sessionID), "messageID": .string(target.messageID),
+                    "partID": .string(field[1]), "field": "text", "delta": .string(field[2]),
+                ], id: field[0])
+            }
             var part = OpenCodeFixtures.part(id: field[1], sessionID: target.sessionID, messageID: target.messageID, type: "text")
             part["text"] = .string(field[2])
             part["time"] = ["start": .int(started)]
             return frame("message.part.updated", ["part": part, "delta": .string(field[2])], id: field[0])
         }
         let eventIDs = ids.ascendingSeries("evt", count: count + 2)
-        let partIDs = ids.ascendingSeries("prt", count: shape.part(ofDelta: max(0, count - 1)) + 1)
+        let partIDs = shape.map { ids.ascendingSeries("prt", count: $0.part(ofDelta: max(0, count - 1)) + 1) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(count * 320)
-        var part = ""
+        var part = target.partID
         for index in 0..<count {
-            if shape.opensPart(index) { part = partIDs(shape.part(ofDelta: index)) }
+            if let shape, let partIDs, shape.opensPart(index) { part = partIDs(shape.part(ofDelta: index)) }
             template.append([legacy ? "" : eventIDs(index), part, "token\(index) "], to: &bytes)
         }
         var data = Data(bytes)
@@ -275,8 +271,8 @@ actor OpenCodeState {
             apply("message.updated", ["sessionID": .string(sessionID), "info": assistant])
             apply("message.part.updated", ["sessionID": .string(sessionID), "part": part])
             floodTarget = (sessionID, messageID, part["id"]?.stringValue ?? "")
-            if let count = options.flood, let shape = options.floodShape, options.floodRate == nil, let target = floodTarget {
-                floodBytes = renderFlood(count, shape: shape, target: target)
+            if let count = options.flood, options.floodRate == nil, let target = floodTarget {
+                floodBytes = renderFlood(count, shape: options.floodShape, target: target)
             }
         }
     }
