@@ -9,7 +9,9 @@
 #   - new-parts: the same frames, every one opening a part that never completes (also a memory
 #     row: tether's peak RSS, target < 50 MB);
 #   - deltas: the current API's `message.part.delta`s of one part (OC_DELTAS=0 skips it).
-# `curl -sN` alone, read to the last delta, shows the simulator is not what either waits for.
+# tether is timed to its `turn.completed` (the session went idle: every part it completes and the
+# turn are out), the buffered pipeline to its last delta line, which it prints at EOF. `curl -sN`
+# alone, read to the last delta, shows the simulator is not what either waits for.
 source "$(dirname "$0")/lib.sh"
 FRAMES=${FRAMES:-200000}
 LAST="token$((FRAMES - 1)) "
@@ -32,7 +34,7 @@ for shape in $SHAPES; do
     RAW=$(measure "$LAST" curl -sN "$URL")
     CONFIG="$OUT_DIR/opencode.toml"
     printf '[profiles.bench]\nbackend = "opencode"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
-    ab "$LAST" "$LAST" "curl -sN '$URL' | $SSE_DATA | jq -c '$JQ'" \
+    ab '"type":"turn.completed"' "$LAST" "curl -sN '$URL' | $SSE_DATA | jq -c '$JQ'" \
         "$BIN" --config "$CONFIG" events --follow -o jsonl
     stop_sim
     report "$TITLE" "$(json_field "$RAW" bytes)" "$FRAMES" "$TETHER_RUNS" "$BASELINE_RUNS" \
