@@ -260,6 +260,8 @@ cipher_since() {
 # start_tether PROFILE: runs `tether tunnel`, sets TETHER_PID and TETHER_PORT (from its first line).
 start_tether() {
     local out="$WORK/tether-$1.out"
+    # Gone before the start: a second run must not read the first run's port from it.
+    rm -f "$out"
     XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" \
         "$BIN" --config "$WORK/tether.toml" -p "$1" tunnel > "$out" 2> "$OUT_DIR/tunnel-tether-$1.err" &
     TETHER_PID=$!
@@ -309,6 +311,7 @@ if [ "$LIBSSH2_CEILING" = 1 ]; then
 fi
 # start_c TARGETPORT: runs the C forwarder, sets C_PID and C_PORT.
 start_c() {
+    rm -f "$WORK/c.out"  # a second run must not read the first run's port
     "$WORK/libssh2-forward" "$SSH_PORT" root "$WORK/client_ed25519" "$WORK/known_hosts" "$1" \
         > "$WORK/c.out" 2> "$OUT_DIR/tunnel-c.err" &
     C_PID=$!
