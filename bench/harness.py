@@ -4,7 +4,9 @@
 Prints one JSON object: seconds to the marker, bytes and lines read, and for the measured
 process (the command itself, not a shell around it) its peak RSS and the RSS over the first and
 last 10 % of the run, sampled from /proc every 20 ms — memory that stays flat across a stream is
-the point. The command is killed once the marker is read (servers here never close streams).
+the point. It stops at the marker, at EOF (a buffered pipeline prints its last block only when
+its stream ends, so its marker comes right before EOF) or at the timeout, then kills the command.
+`--stderr FILE` appends the command's stderr to FILE (default: discarded).
 """
 import json, os, signal, subprocess, sys, threading, time
 
@@ -15,9 +17,11 @@ def main():
     marker = args[args.index("--until") + 1].encode()
     timeout = float(args[args.index("--timeout") + 1]) if "--timeout" in args else 300
     command = args[args.index("--") + 1:]
+    options = args[:args.index("--")]
+    stderr = open(options[options.index("--stderr") + 1], "ab") if "--stderr" in options else subprocess.DEVNULL
     samples = []
     start = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, bufsize=0)
     done = threading.Event()
 
     def sample():

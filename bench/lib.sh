@@ -24,14 +24,51 @@ start_sim() {
 
 stop_sim() { kill "$SIM_PID" 2>/dev/null || true; wait "$SIM_PID" 2>/dev/null || true; }
 
-# measure MARKER CMD...: JSON with seconds, bytes and tether's RSS, reading until MARKER.
+# measure MARKER CMD...: JSON with seconds, bytes and the command's RSS, reading until MARKER
+# (or EOF, or MEASURE_TIMEOUT seconds, default 300). Prints the JSON even when the marker never
+# came ("found": false) and then fails.
 measure() {
     local marker=$1; shift
-    python3 "$BENCH_DIR/harness.py" --until "$marker" -- "$@"
+    python3 "$BENCH_DIR/harness.py" --until "$marker" --timeout "${MEASURE_TIMEOUT:-300}" \
+        ${MEASURE_STDERR:+--stderr "$MEASURE_STDERR"} -- "$@"
 }
 
-# report TITLE BYTES TETHER_JSON BASELINE_JSON BASELINE_NAME [TARGET_RATIO]: a throughput row.
+# json_field JSON KEY: one field of a JSON object.
+json_field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
+
+# ab TETHER_MARKER BASELINE_MARKER BASELINE_SCRIPT TETHER_CMD...: RUNS (default 2) rounds of
+# tether then the baseline (`bash -c BASELINE_SCRIPT`), alternating A B A B on the same stream;
+# sets TETHER_RUNS and BASELINE_RUNS to JSON arrays of measure's results. TETHER_STDERR: a file
+# that collects tether's stderr over the runs.
+ab() {
+    local tether_marker=$1 baseline_marker=$2 script=$3
+    shift 3
+    local runs=${RUNS:-2} round tether=() baseline=()
+    for round in $(seq 1 "$runs"); do
+        echo "bench:   round $round of $runs: tether, then the baseline" >&2
+        tether+=("$(MEASURE_STDERR=${TETHER_STDERR:-} measure "$tether_marker" "$@" || true)")
+        baseline+=("$(measure "$baseline_marker" bash -c "$script" || true)")
+    done
+    TETHER_RUNS=$(json_array "${tether[@]}")
+    BASELINE_RUNS=$(json_array "${baseline[@]}")
+}
+
+# json_array JSON...: one JSON array of the objects given (empty strings, from a run that
+# printed nothing, are left out).
+json_array() {
+    python3 -c 'import json, sys; print(json.dumps([json.loads(a) for a in sys.argv[1:] if a.strip()]))' "$@"
+}
+
+# report TITLE BYTES FRAMES TETHER_RUNS BASELINE_RUNS BASELINE_NAME [NOTES]: a throughput row
+# (report.py), the medians of the runs side by side.
 report() { python3 "$BENCH_DIR/report.py" "$@"; }
+
+# rss_row TITLE TETHER_RUNS [TARGET_MB]: tether's peak RSS over the runs (target < 50 MB).
+rss_row() { python3 "$BENCH_DIR/report.py" rss "$@"; }
+
+# A buffered pipeline, as a user writes it for bulk work: curl, then sed and jq with their
+# default (block) output buffering.
+SSE_DATA="sed -n 's/^data: //p'"
 
 # row BENCHMARK TETHER BASELINE RESULT TARGET yes|no|- [NOTES]: one table row (see rows.py).
 row() { python3 "$BENCH_DIR/rows.py" add "$@"; }

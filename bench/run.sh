@@ -7,8 +7,16 @@
 # that fails leaves a "failed" row and makes this exit 1 once the table is printed; a target not
 # met is reported in the table, not as a failure.
 #
+# Throughput baselines are what a user runs for bulk work: a buffered `curl -sN | sed | jq -c`
+# (or, for CodexMonitor's TCP stream, bash /dev/tcp + jq), never line-buffered; every flood ends
+# its stream so they flush at EOF. Each throughput row alternates tether and its baseline RUNS
+# (2) times on the same stream.
+#
+# The whole run takes about 10 minutes on 2 cores (the two 5-minute soaks run side by side).
 # BENCHES picks and orders the scripts (default: all). Shorter runs for development, e.g.
-#   SOAK_SECONDS=30 FRAMES=50000 EVENTS=20000 BULK_MB=200 bash bench/run.sh
+#   SOAK_SECONDS=30 FRAMES=50000 BULK_MB=200 RUNS=1 bash bench/run.sh
+# Other knobs: CW_FRAMES, CM_FRAMES (per backend), CM_TIMEOUT (30 s a CodexMonitor tether run),
+# OC_DELTAS=0 (skip the current-API OpenCode row), SOAK_PARALLEL=0, LIBSSH2_CEILING=0.
 set -uo pipefail
 cd "$(dirname "$0")"
 mkdir -p out
@@ -19,7 +27,7 @@ fi
 export TETHER_BIN
 [ -x "$TETHER_BIN" ] || { echo "bench: no tether binary at $TETHER_BIN (make bench builds it)" >&2; exit 1; }
 
-BENCHES=${BENCHES:-"coldstart sse-throughput opencode-events codex-worker-events latency soak tunnel gateway"}
+BENCHES=${BENCHES:-"coldstart sse-throughput opencode-events codex-worker-events codexmonitor-events latency soak tunnel gateway"}
 failed=0
 for bench in $BENCHES; do
     echo "bench: ==== $bench ====" >&2

@@ -16,36 +16,70 @@ SOAK=${SOAK_SECONDS:-300}
 WARMUP=${SOAK_WARMUP:-10}
 DURATION=$([ $((SOAK % 60)) = 0 ] && echo "$((SOAK / 60)) min" || echo "$SOAK s")
 
-trap stop_sim EXIT
+# The two soaks run at the same time (SOAK_PARALLEL=1, the default), each with its own simulator:
+# together they take 5 minutes instead of 10 of `make bench`, and neither's memory depends on
+# the other; each row says so. SOAK_PARALLEL=0 runs them one after the other.
+PARALLEL=${SOAK_PARALLEL:-1}
+[ "$PARALLEL" = 1 ] && [ "${SOAK_OPENCODE:-1}" = 1 ] && [ "${SOAK_CODEX_WORKER:-1}" = 1 ] || PARALLEL=0
+ALONGSIDE=""
+[ "$PARALLEL" = 1 ] && ALONGSIDE=" (run alongside the other soak)"
 
-# --- OpenCode (SOAK_OPENCODE=1, the default).
-if [ "${SOAK_OPENCODE:-1}" = 1 ]; then
-    COUNT=$((RATE * (SOAK + WARMUP)))
-    start_sim opencode --flood "$COUNT" --flood-rate "$RATE"
-    CONFIG="$OUT_DIR/opencode-soak.toml"
-    printf '[profiles.bench]\nbackend = "opencode"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
-    echo "bench: soak, tether events (OpenCode): $(commas "$COUNT") deltas at $RATE/s ($WARMUP s warm-up + $SOAK s)" >&2
-    RESULT=$(python3 "$BENCH_DIR/soak.py" --expect "$COUNT" --warmup "$WARMUP" --until "token$((COUNT - 1)) " \
+# soak_opencode OUT: the OpenCode soak; writes the row's title and soak.py's result to OUT.
+soak_opencode() {
+    trap stop_sim EXIT
+    local count=$((RATE * (SOAK + WARMUP)))
+    start_sim opencode --flood "$count" --flood-rate "$RATE"
+    local config="$OUT_DIR/opencode-soak.toml"
+    printf '[profiles.bench]\nbackend = "opencode"\nurl = "%s"\n' "$SIM_URL" > "$config"
+    echo "bench: soak, tether events (OpenCode): $(commas "$count") deltas at $RATE/s ($WARMUP s warm-up + $SOAK s)" >&2
+    local result
+    result=$(python3 "$BENCH_DIR/soak.py" --expect "$count" --warmup "$WARMUP" --until "token$((count - 1)) " \
         --timeout $((SOAK + WARMUP + 120)) --csv "$OUT_DIR/soak-opencode.csv" \
-        -- "$BIN" --config "$CONFIG" events --follow -o jsonl) || true
+        -- "$BIN" --config "$config" events --follow -o jsonl) || true
     stop_sim
-    python3 "$BENCH_DIR/soak.py" row \
-        "steady-state memory, \`tether events --follow\` (OpenCode), $DURATION at $(commas "$RATE") deltas/s" "$RESULT"
-fi
+    printf '%s\n%s\n' "steady-state memory, \`tether events --follow\` (OpenCode), $DURATION at $(commas "$RATE") deltas/s$ALONGSIDE" \
+        "$result" > "$1"
+}
 
-# --- Codex Worker.
-[ "${SOAK_CODEX_WORKER:-1}" = 1 ] || exit 0
-CODEX_RATE=${SOAK_CODEX_RATE:-$RATE}
-COUNT=$((CODEX_RATE * (SOAK + WARMUP)))
-SIM_PACING=$(python3 -c 'import sys; print(1000 / int(sys.argv[1]))' "$CODEX_RATE") start_sim codex-worker --retention 100000
-THREAD=$(curl -s -X POST "$SIM_URL/v1/threads" -d '{}' | jq -r .thread.threadId)
-JOB=$(curl -s -X POST "$SIM_URL/v1/threads/$THREAD/turns" -d "{\"text\":\"long $COUNT\"}" | jq -r .jobId)
-CONFIG="$OUT_DIR/codex-worker-soak.toml"
-printf '[profiles.bench]\nbackend = "codex-worker"\nurl = "%s"\n' "$SIM_URL" > "$CONFIG"
-echo "bench: soak, tether events --turn (Codex Worker): $(commas "$COUNT") deltas at $CODEX_RATE/s ($WARMUP s warm-up + $SOAK s)" >&2
-RESULT=$(python3 "$BENCH_DIR/soak.py" --expect "$COUNT" --warmup "$WARMUP" --until "\"token$((COUNT - 1)) \"" \
-    --match '"part.delta"' --timeout $(((SOAK + WARMUP) * 2 + 120)) --csv "$OUT_DIR/soak-codex-worker.csv" \
-    -- "$BIN" --config "$CONFIG" events --turn "$JOB" --follow -o jsonl) || true
-ACTUAL=$(python3 -c 'import json, sys; print(format(json.loads(sys.argv[1] or "{}").get("rate_per_s", 0), ",.0f"))' "$RESULT")
-python3 "$BENCH_DIR/soak.py" row \
-    "steady-state memory, \`tether events --turn --follow\` (Codex Worker), $(commas "$COUNT") deltas at $ACTUAL/s" "$RESULT"
+# soak_codex_worker OUT: the Codex Worker soak, the same way.
+soak_codex_worker() {
+    trap stop_sim EXIT
+    local rate=${SOAK_CODEX_RATE:-$RATE}
+    local count=$((rate * (SOAK + WARMUP)))
+    SIM_PACING=$(python3 -c 'import sys; print(1000 / int(sys.argv[1]))' "$rate") start_sim codex-worker --retention 100000
+    local thread job config result actual
+    thread=$(curl -s -X POST "$SIM_URL/v1/threads" -d '{}' | jq -r .thread.threadId)
+    job=$(curl -s -X POST "$SIM_URL/v1/threads/$thread/turns" -d "{\"text\":\"long $count\"}" | jq -r .jobId)
+    config="$OUT_DIR/codex-worker-soak.toml"
+    printf '[profiles.bench]\nbackend = "codex-worker"\nurl = "%s"\n' "$SIM_URL" > "$config"
+    echo "bench: soak, tether events --turn (Codex Worker): $(commas "$count") deltas at $rate/s ($WARMUP s warm-up + $SOAK s)" >&2
+    result=$(python3 "$BENCH_DIR/soak.py" --expect "$count" --warmup "$WARMUP" --until "\"token$((count - 1)) \"" \
+        --match '"part.delta"' --timeout $(((SOAK + WARMUP) * 2 + 120)) --csv "$OUT_DIR/soak-codex-worker.csv" \
+        -- "$BIN" --config "$config" events --turn "$job" --follow -o jsonl) || true
+    stop_sim
+    actual=$(python3 -c 'import json, sys; print(format(json.loads(sys.argv[1] or "{}").get("rate_per_s", 0), ",.0f"))' "$result")
+    printf '%s\n%s\n' "steady-state memory, \`tether events --turn --follow\` (Codex Worker), $(commas "$count") deltas at $actual/s$ALONGSIDE" \
+        "$result" > "$1"
+}
+
+OC_OUT="$OUT_DIR/soak-opencode.result"
+CW_OUT="$OUT_DIR/soak-codex-worker.result"
+rm -f "$OC_OUT" "$CW_OUT"
+if [ "$PARALLEL" = 1 ]; then
+    soak_opencode "$OC_OUT" &
+    OC_JOB=$!
+    soak_codex_worker "$CW_OUT" &
+    CW_JOB=$!
+    wait "$OC_JOB" || true
+    wait "$CW_JOB" || true
+else
+    [ "${SOAK_OPENCODE:-1}" = 1 ] && (soak_opencode "$OC_OUT")
+    [ "${SOAK_CODEX_WORKER:-1}" = 1 ] && (soak_codex_worker "$CW_OUT")
+fi
+# A soak that could not run at all still gets its (failed) row.
+[ "${SOAK_OPENCODE:-1}" = 1 ] && [ ! -s "$OC_OUT" ] && printf 'steady-state memory, `tether events --follow` (OpenCode)\n{}\n' > "$OC_OUT"
+[ "${SOAK_CODEX_WORKER:-1}" = 1 ] && [ ! -s "$CW_OUT" ] && printf 'steady-state memory, `tether events --turn --follow` (Codex Worker)\n{}\n' > "$CW_OUT"
+for out in "$OC_OUT" "$CW_OUT"; do
+    [ -s "$out" ] || continue
+    python3 "$BENCH_DIR/soak.py" row "$(sed -n 1p "$out")" "$(sed -n 2p "$out")"
+done

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Decode 200,000 SSE frames (~50 MB) from a local server through `tether sse`, side by side with
-# `curl -sN | sed -u | jq --unbuffered -c` (line-buffered, as a live stream must be; tether flushes every
-# line too) on the same stream, in the same run: both throughputs, the ratio and
-# tether's memory.
+# Decode FRAMES (200,000) SSE frames (~50 MB) from the SSE simulator's /flood (which ends the
+# response after the last frame) through `tether sse`, side by side with the buffered pipeline a
+# user writes for bulk work, `curl -sN URL | sed -n 's/^data: //p' | jq -c .`, on the same stream
+# in the same run, alternating A B A B (RUNS, default 2). The buffered pipeline prints its last
+# block when the stream ends; both are timed to their last line. `curl -sN` alone, to /dev/null
+# speed, shows the server is not what either waits for.
 source "$(dirname "$0")/lib.sh"
 FRAMES=${FRAMES:-200000}
 SIZE=${SIZE:-250}
@@ -10,9 +12,11 @@ SIZE=${SIZE:-250}
 start_sim sse
 trap stop_sim EXIT
 URL="$SIM_URL/flood?n=$FRAMES&size=$SIZE"
+echo "bench: tether sse, $FRAMES frames" >&2
 RAW=$(measure "id: $FRAMES" curl -sN "$URL")
-BYTES=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['bytes'])" "$RAW")
+BYTES=$(json_field "$RAW" bytes)
 
-TETHER=$(measure "\"id\":\"$FRAMES\"" "$BIN" sse "$URL" --no-reconnect -o jsonl)
-BASELINE=$(measure "\"i\":$FRAMES," bash -c "curl -sN '$URL' | sed -u -n 's/^data: //p' | jq --unbuffered -c .")
-report "\`tether sse\` decode, $(commas "$FRAMES") frames" "$BYTES" "$TETHER" "$BASELINE" "curl -sN | sed | jq -c"
+ab "\"id\":\"$FRAMES\"" "\"i\":$FRAMES," "curl -sN '$URL' | $SSE_DATA | jq -c ." \
+    "$BIN" sse "$URL" --no-reconnect -o jsonl
+report "\`tether sse\` decode, $(commas "$FRAMES") frames" "$BYTES" "$FRAMES" "$TETHER_RUNS" "$BASELINE_RUNS" \
+    "curl -sN | sed -n 's/^data: //p' | jq -c ." "\`curl -sN\` alone $(json_field "$RAW" seconds) s"

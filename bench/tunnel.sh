@@ -7,6 +7,12 @@
 #     connection to an echo server; p50/p99 in ms and the p50 difference (target within 0.2 ms).
 # Targets are printed (table rows, see rows.py), not asserted.
 #
+# A third side, with LIBSSH2_CEILING=1 (the default): libssh2-forward.c, a minimal C forwarding
+# loop on the same libssh2 (one thread, non-blocking, poll, 256 KiB buffers), compiled here with
+# `cc -O2 … -lssh2`, against the same sshd, sink and payload, alternating with tether: the
+# ceiling of this machine's libssh2, so "tether is at the library's limit" is a measurement.
+# Tether's bulk rate is reported as a ratio to `ssh -N -L` and to that ceiling.
+#
 # Ciphers differ: Debian 12's libssh2 1.10 has neither chacha20-poly1305 nor AES-GCM, so tether
 # negotiates aes128-ctr + hmac-sha2-256, while OpenSSH prefers chacha20-poly1305@openssh.com.
 # The ciphers each side used are read from sshd's DEBUG1 log ("kex: client->server cipher: ...")
@@ -254,6 +260,8 @@ cipher_since() {
 # start_tether PROFILE: runs `tether tunnel`, sets TETHER_PID and TETHER_PORT (from its first line).
 start_tether() {
     local out="$WORK/tether-$1.out"
+    # Gone before the start: a second run must not read the first run's port from it.
+    rm -f "$out"
     XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" \
         "$BIN" --config "$WORK/tether.toml" -p "$1" tunnel > "$out" 2> "$OUT_DIR/tunnel-tether-$1.err" &
     TETHER_PID=$!
@@ -295,10 +303,46 @@ mbps() { python3 -c "import sys; print(f'{int(sys.argv[1]) / 1e6 / float(sys.arg
 # Direct to the sink (no tunnel), for scale.
 DIRECT_S=$(bulk "$SINK_PORT")
 
-# --- Bulk throughput.
+# The libssh2 ceiling: built here, from bench/libssh2-forward.c.
+LIBSSH2_CEILING=${LIBSSH2_CEILING:-1}
+if [ "$LIBSSH2_CEILING" = 1 ]; then
+    cc -O2 -o "$WORK/libssh2-forward" "$BENCH_DIR/libssh2-forward.c" -lssh2 2> "$OUT_DIR/tunnel-c-build.err" \
+        || die "cannot build libssh2-forward.c (needs cc and libssh2-1-dev; see $OUT_DIR/tunnel-c-build.err)"
+fi
+# start_c TARGETPORT: runs the C forwarder, sets C_PID and C_PORT.
+start_c() {
+    rm -f "$WORK/c.out"  # a second run must not read the first run's port
+    "$WORK/libssh2-forward" "$SSH_PORT" root "$WORK/client_ed25519" "$WORK/known_hosts" "$1" \
+        > "$WORK/c.out" 2> "$OUT_DIR/tunnel-c.err" &
+    C_PID=$!
+    PIDS+=("$C_PID")
+    C_PORT=""
+    for _ in $(seq 1 150); do
+        C_PORT=$(head -n1 "$WORK/c.out" 2>/dev/null || true)
+        [ -n "$C_PORT" ] && return 0
+        kill -0 "$C_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    die "the libssh2 forwarder did not start (see $OUT_DIR/tunnel-c.err)"
+}
+
+# --- Bulk throughput. With the C ceiling, tether and the ceiling alternate (A B A B) and each
+# side's median (of two: the mean) is kept; runs vary by ±10-15 % on 2 shared cores.
 MARK=$(log_mark); start_tether sink
 T_BULK_S=$(bulk "$TETHER_PORT"); kill_pid "$TETHER_PID"
 T_CIPHER=$(cipher_since "$MARK")
+if [ "$LIBSSH2_CEILING" = 1 ]; then
+    MARK=$(log_mark); start_c "$SINK_PORT"
+    C_BULK_1=$(bulk "$C_PORT"); kill_pid "$C_PID"
+    C_CIPHER=$(cipher_since "$MARK")
+    start_tether sink
+    T_BULK_2=$(bulk "$TETHER_PORT"); kill_pid "$TETHER_PID"
+    start_c "$SINK_PORT"
+    C_BULK_2=$(bulk "$C_PORT"); kill_pid "$C_PID"
+    T_BULK_RUNS="$T_BULK_S $T_BULK_2"
+    T_BULK_S=$(python3 -c "import sys; print(f'{(float(sys.argv[1]) + float(sys.argv[2])) / 2:.4f}')" "$T_BULK_S" "$T_BULK_2")
+    C_BULK_S=$(python3 -c "import sys; print(f'{(float(sys.argv[1]) + float(sys.argv[2])) / 2:.4f}')" "$C_BULK_1" "$C_BULK_2")
+fi
 MARK=$(log_mark); start_ssh "$SINK_PORT" sink
 S_BULK_S=$(bulk "$SSH_LOCAL"); kill_pid "$SSH_PID"
 S_CIPHER=$(cipher_since "$MARK")
@@ -323,7 +367,14 @@ at_least() { python3 -c "import sys; print('yes' if float(sys.argv[1]) >= float(
 echo "bench: tunnel ciphers (client->server, from sshd's log): tether ${T_CIPHER:-?} | ssh -L ${S_CIPHER:-?}" >&2
 row "tunnel bulk, $(commas "$BULK_MB") MB to a sink" "$T_MBPS MB/s (${T_CIPHER:-?})" \
     "\`ssh -N -L\` $S_MBPS MB/s (${S_CIPHER:-?})" "${RATIO}×" "≥ 0.8×" "$(at_least "$RATIO" 0.8)" \
-    "same sshd, same sink; direct, no tunnel: $DIRECT_MBPS MB/s"
+    "same sshd, same sink; direct, no tunnel: $DIRECT_MBPS MB/s${T_BULK_RUNS:+; tether runs (s): $T_BULK_RUNS}"
+if [ "$LIBSSH2_CEILING" = 1 ]; then
+    C_RATIO=$(python3 -c "import sys; print(f'{float(sys.argv[2]) / float(sys.argv[1]):.2f}')" "$T_BULK_S" "$C_BULK_S")
+    row "tunnel bulk, $(commas "$BULK_MB") MB, against libssh2's ceiling" "$T_MBPS MB/s (${T_CIPHER:-?})" \
+        "minimal C forwarding loop on libssh2 $(pkg-config --modversion libssh2 2>/dev/null || echo '?') $(mbps "$C_BULK_S") MB/s (${C_CIPHER:-?})" \
+        "${C_RATIO}×" "— (informational)" - \
+        "bench/libssh2-forward.c: one thread, non-blocking, poll, 256 KiB buffers; same sshd, sink and payload; tether and it alternate A B A B, mean of 2 runs each (C runs (s): $C_BULK_1 $C_BULK_2)"
+fi
 if [ "$SAME_CIPHER" = 1 ]; then
     A_RATIO=$(python3 -c "import sys; print(f'{float(sys.argv[2]) / float(sys.argv[1]):.2f}')" "$T_BULK_S" "$A_BULK_S")
     row "tunnel bulk, $(commas "$BULK_MB") MB, OpenSSH on tether's cipher" "$T_MBPS MB/s" \

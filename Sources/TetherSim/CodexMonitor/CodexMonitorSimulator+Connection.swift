@@ -28,7 +28,17 @@ extension CodexMonitorSimulator {
             var waiter: CheckedContinuation<[Outbound]?, Never>?
             var linesWritten = 0
             var deltaItemsSeen: Set<String> = []
+            /// Bytes queued and not yet taken by the writer.
+            var queuedBytes = 0
+            /// The flood writer, waiting for the queue to drain.
+            var floodWaiter: CheckedContinuation<Bool, Never>?
+            var floodStarted = false
+            /// Close once the queue is empty (after a flood).
+            var closeWhenDrained = false
         }
+
+        /// Queued bytes above which the flood writer waits for the socket.
+        static let floodHighWater = 256 * 1024
 
         let index: Int
         private let socket: AsyncSocket
@@ -94,6 +104,7 @@ extension CodexMonitorSimulator {
             let waiter = state.withLock { state -> (CheckedContinuation<[Outbound]?, Never>, [Outbound])? in
                 guard !state.closed else { return nil }
                 state.queue.append(Outbound(line: line, isEvent: isEvent))
+                state.queuedBytes += line.count
                 return takeWaiter(&state)
             }
             if let (continuation, batch) = waiter { continuation.resume(returning: batch) }
@@ -109,19 +120,85 @@ extension CodexMonitorSimulator {
             let batch = state.queue
             state.queue.removeAll(keepingCapacity: true)
             state.queuedEvents = 0
+            state.queuedBytes = 0
             return batch
         }
 
-        /// Everything queued so far, waiting if nothing is; nil once closed.
+        /// Everything queued so far, waiting if nothing is; nil once closed (or drained, when
+        /// the connection is to close then).
         private func nextBatch() async -> [Outbound]? {
             await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> [Outbound]?? in
-                    if state.closed { return .some(nil) }
-                    if !state.queue.isEmpty { return .some(takeBatch(&state)) }
+                let (ready, flood) = state.withLock { state -> ([Outbound]??, CheckedContinuation<Bool, Never>?) in
+                    if state.closed { return (.some(nil), nil) }
+                    if !state.queue.isEmpty {
+                        let batch = takeBatch(&state)
+                        defer { state.floodWaiter = nil }
+                        return (.some(batch), state.floodWaiter)
+                    }
+                    if state.closeWhenDrained { return (.some(nil), nil) }
                     state.waiter = continuation
-                    return .none
+                    return (.none, nil)
                 }
+                flood?.resume(returning: true)
                 if let ready { continuation.resume(returning: ready) }
+            }
+        }
+
+        // MARK: - Flood (benchmarks)
+
+        /// Starts `chunks` (whole lines each) on this connection once, as fast as the socket takes
+        /// them; then closes the connection when `close`. Responses queued meanwhile go out between
+        /// chunks.
+        func startFlood(_ chunks: [[UInt8]], close: Bool) {
+            guard state.withLock({ state in
+                defer { state.floodStarted = true }
+                return !state.floodStarted
+            }) else { return }
+            Task {
+                for chunk in chunks {
+                    guard await self.enqueueFlood(chunk) else { return }
+                }
+                guard close else { return }
+                let waiter = self.state.withLock { state -> CheckedContinuation<[Outbound]?, Never>? in
+                    state.closeWhenDrained = true
+                    guard state.queue.isEmpty, let waiter = state.waiter else { return nil }
+                    state.waiter = nil
+                    return waiter
+                }
+                waiter?.resume(returning: nil)
+            }
+        }
+
+        /// Queues one flood chunk, first waiting while more than `floodHighWater` bytes are queued;
+        /// false once closed.
+        private func enqueueFlood(_ chunk: [UInt8]) async -> Bool {
+            enum Step { case closed, queued((CheckedContinuation<[Outbound]?, Never>, [Outbound])?), full }
+            while true {
+                let step = state.withLock { state -> Step in
+                    if state.closed { return .closed }
+                    guard state.queuedBytes <= Self.floodHighWater else { return .full }
+                    state.queue.append(Outbound(line: chunk, isEvent: false))
+                    state.queuedBytes += chunk.count
+                    return .queued(takeWaiter(&state))
+                }
+                switch step {
+                case .closed:
+                    return false
+                case .queued(let writer):
+                    if let (waiter, batch) = writer { waiter.resume(returning: batch) }
+                    return true
+                case .full:
+                    let open = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                        let now = state.withLock { state -> Bool? in
+                            if state.closed { return false }
+                            if state.queuedBytes <= Self.floodHighWater { return true }
+                            state.floodWaiter = continuation
+                            return nil
+                        }
+                        if let now { continuation.resume(returning: now) }
+                    }
+                    if !open { return false }
+                }
             }
         }
 
@@ -129,13 +206,14 @@ extension CodexMonitorSimulator {
 
         /// Ends the connection: the reader sees EOF, the writer stops, the peer sees the close.
         func close() {
-            let waiter = state.withLock { state -> CheckedContinuation<[Outbound]?, Never>? in
-                guard !state.closed else { return nil }
+            let (waiter, flood) = state.withLock { state -> (CheckedContinuation<[Outbound]?, Never>?, CheckedContinuation<Bool, Never>?) in
+                guard !state.closed else { return (nil, nil) }
                 state.closed = true
-                defer { state.waiter = nil }
-                return state.waiter
+                defer { state.waiter = nil; state.floodWaiter = nil }
+                return (state.waiter, state.floodWaiter)
             }
             waiter?.resume(returning: nil)
+            flood?.resume(returning: false)
             _ = shutdown(socket.socket.file.rawValue, Int32(SHUT_RDWR))
         }
 
@@ -151,6 +229,8 @@ extension CodexMonitorSimulator {
         }
 
         private func writeLoop() async {
+            // Ends when closed, or drained after a flood that closes: then the peer sees EOF.
+            defer { close() }
             while let batch = await nextBatch() {
                 var lines = batch[...]
                 while !lines.isEmpty {

@@ -36,6 +36,15 @@ extension CodexMonitorSimulator {
         /// An older or forked daemon without these methods: each answers `unknown method: NAME`,
         /// as the daemon's method table does for a name it lacks. Set after `init`.
         public var missingMethods: Set<String> = []
+        /// Benchmarks: every connection, once authenticated, gets a flood of this many
+        /// `item/agentMessage/delta`s (`CodexMonitorSimulator.Flood`), written as fast as it reads
+        /// (not through the broadcast channel, so nothing is skipped). Set after `init`.
+        public var flood: Int? = nil
+        /// With `flood`: how parts are opened. Set after `init`.
+        public var floodShape: FloodShape = .longParts
+        /// With `flood`: close each connection once its flood (and anything queued before) is
+        /// written, so a buffered client (`nc | jq`) sees EOF and flushes. Set after `init`.
+        public var floodClose = false
 
         public init(
             token: String? = nil,

@@ -32,6 +32,8 @@ public final class CodexMonitorSimulator: Sendable {
     private let acceptedCount = Locked(0)
     private let received = Locked<[ReceivedRequest]>([])
     private let appServerLog = Locked<[AppServerInput]>([])
+    /// `Options.flood`, rendered at `start`.
+    private let floodChunks = Locked<[[UInt8]]?>(nil)
 
     public init(options: Options = Options(), logger: Logger? = nil) {
         self.options = options
@@ -85,6 +87,11 @@ public final class CodexMonitorSimulator: Sendable {
     public func start(host: String = "127.0.0.1", port: Int = 0) async throws -> (host: String, port: Int) {
         if let endpoint { return endpoint }
         let bindHost = host == "localhost" ? "127.0.0.1" : host
+        if let count = options.flood, floodChunks.current == nil {
+            let chunks = Flood.render(count: count, shape: options.floodShape,
+                                      workspaceID: options.workspaces.first?.id ?? "ws-1", codex: options.codex)
+            floodChunks.withLock { $0 = chunks }
+        }
         guard let port16 = UInt16(exactly: port) else {
             throw SimulatorError.cannotListen("\(port) is not a TCP port")
         }
@@ -175,6 +182,13 @@ public final class CodexMonitorSimulator: Sendable {
             logger.debug("codexmonitor sim connection closed", metadata: ["connection": "\(index)"])
         }
         connectionTasks.withLock { $0[index] = task }
+        if connection.isAuthenticated { startFlood(on: connection) }
+    }
+
+    /// `Options.flood`: an authenticated connection gets its flood.
+    private func startFlood(on connection: Connection) {
+        guard let chunks = floodChunks.current else { return }
+        connection.startFlood(chunks, close: options.floodClose)
     }
 
     // MARK: - Requests
@@ -238,6 +252,7 @@ public final class CodexMonitorSimulator: Sendable {
         let expected = token.current?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let supplied, supplied == expected {
             connection.completeAuth(response: request.responseID.map { Wire.result(id: $0, ["ok": true]) })
+            startFlood(on: connection)
         } else if let id = request.responseID {
             connection.send(Wire.error(id: id, "invalid token"))
         }

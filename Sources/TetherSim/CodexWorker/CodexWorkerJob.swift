@@ -103,6 +103,9 @@ extension CodexWorkerSimulator {
             (signals, signalSink) = AsyncStream.makeStream(of: JobSignal.self)
         }
 
+        /// `Options.closeFinishedStreams`, copied in by the store.
+        var closesFinishedStreams = false
+
         var isTerminal: Bool { state.isTerminal }
 
         /// `#appendEvent`: assign the next seq, trim to the retention, push to live subscribers.
@@ -119,6 +122,7 @@ extension CodexWorkerSimulator {
             let frame = StreamOutput.events([envelope.sseFrame])
             for subscriber in subscribers.values {
                 subscriber.yield(frame)
+                if closesFinishedStreams, type == "job.finished" { subscriber.yield(.end) }
             }
             return envelope
         }

@@ -6,6 +6,8 @@ extension CodexWorkerSimulator {
     ///
     /// | words in the prompt | script |
     /// |---|---|
+    /// | `flood N` (N at most 5,000,000) | benchmarks, long parts: N `item.agentMessage.delta` events in agentMessage items of 1,000 deltas, each item started and completed |
+    /// | `flood N new` | benchmarks, new parts: N agentMessage items, each `item.started` then one delta and never completed (2N events) |
     /// | `long N` (N an integer, at most 5,000,000) | a reply streamed as exactly N `item.agentMessage.delta` events |
     /// | `fail` (or a word starting with it) | `error` event, `turn.completed` failed, FAILED |
     /// | `edit`, `file`, `patch` | a fileChange item that needs approval (`file_change`) |
@@ -19,12 +21,18 @@ extension CodexWorkerSimulator {
         case reply
         case plan
         case long(Int)
+        case flood(Int, FloodShape)
         case commandApproval
         case fileChangeApproval
         case fail
 
         public static func choose(for prompt: String) -> Script {
             let words = prompt.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init)
+            for (index, word) in words.enumerated() where word == "flood" && index + 1 < words.count {
+                if let count = Int(words[index + 1]), count >= 0 {
+                    return .flood(min(count, 5_000_000), words.contains("new") ? .newParts : .longParts)
+                }
+            }
             for (index, word) in words.enumerated() where word == "long" && index + 1 < words.count {
                 if let count = Int(words[index + 1]), count >= 0 { return .long(min(count, 5_000_000)) }
             }
@@ -40,6 +48,7 @@ extension CodexWorkerSimulator {
             case .reply: "reply"
             case .plan: "plan"
             case .long(let count): "long(\(count))"
+            case .flood(let count, let shape): "flood(\(count), \(shape.rawValue))"
             case .commandApproval: "commandApproval"
             case .fileChangeApproval: "fileChangeApproval"
             case .fail: "fail"
@@ -96,6 +105,9 @@ extension CodexWorkerSimulator {
                     end = .completed
                 case .long(let count):
                     try await agentMessage(Fixtures.longDeltas(count))
+                    end = .completed
+                case .flood(let count, let shape):
+                    try await flood(count, shape)
                     end = .completed
                 case .commandApproval:
                     end = try await commandApproval(&signals)
@@ -156,6 +168,28 @@ extension CodexWorkerSimulator {
                 try await delta("item.agentMessage.delta", itemId: itemId, text)
             }
             try await itemCompleted(item.setting("text", .string(deltas.joined())))
+        }
+
+        /// `flood N`: the deltas `token0 ` … in items as `shape` says; a long part is completed
+        /// with its whole text, a new part never is.
+        private func flood(_ count: Int, _ shape: FloodShape) async throws {
+            // One random stem and a counter: random 32-bit ids would collide among 200,000 items.
+            let stem = Fixtures.itemId("msg")
+            var index = 0
+            while index < count {
+                let length = shape == .newParts ? 1 : min(FloodShape.longPartLength, count - index)
+                let item: JSON = ["type": "agentMessage", "id": .string("\(stem)_\(shape.part(ofDelta: index))"), "text": ""]
+                let itemId = item["id"]?.stringValue ?? ""
+                try await itemStarted(item)
+                var text = ""
+                for _ in 0..<length {
+                    let piece = "token\(index) "
+                    try await delta("item.agentMessage.delta", itemId: itemId, piece)
+                    if shape == .longParts { text += piece }
+                    index += 1
+                }
+                if shape == .longParts { try await itemCompleted(item.setting("text", .string(text))) }
+            }
         }
 
         private func awaitDecision(_ approvalId: String, _ signals: inout AsyncStream<JobSignal>.Iterator) async throws -> Decision {

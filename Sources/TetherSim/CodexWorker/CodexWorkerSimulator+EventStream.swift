@@ -9,6 +9,8 @@ extension CodexWorkerSimulator {
         case comment([UInt8])
         case events([[UInt8]])
         case abort
+        /// `Options.closeFinishedStreams`: `: eof`, then end the body cleanly.
+        case end
     }
 
     struct StreamCut: Error, CustomStringConvertible {
@@ -41,12 +43,15 @@ extension CodexWorkerSimulator {
             /// Frames received and not yet written.
             var frames: ArraySlice<[UInt8]> = []
             var pending: [UInt8] = []
+            /// `.end` was read: `: eof` is out, the body ends at the next call.
+            var ended = false
 
             mutating func nextBuffer(suggested count: Int) async throws -> [UInt8]? {
                 if !pending.isEmpty {
                     defer { pending = [] }
                     return pending
                 }
+                if ended { return nil }
                 if let dropAfter, eventsWritten >= dropAfter {
                     throw StreamCut(description: "fault: stream dropped after \(eventsWritten) events")
                 }
@@ -58,6 +63,9 @@ extension CodexWorkerSimulator {
                     case .comment(let bytes): return bytes
                     case .events(let batch): frames = batch[...]
                     case .abort: throw StreamCut(description: "server stopped or restarted")
+                    case .end:
+                        ended = true
+                        return Array(": eof\n\n".utf8)
                     }
                 }
                 return takeFrames()

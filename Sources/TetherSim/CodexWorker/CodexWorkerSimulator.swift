@@ -40,6 +40,11 @@ public final class CodexWorkerSimulator: Sendable {
         /// Routes this worker does not have, as an older or differently configured worker: they
         /// answer the unknown-route 404 `NOT_FOUND` (see `Route`).
         public var lacks: Set<Route>
+        /// Benchmarks: end a job's SSE stream cleanly (`: eof`, then the terminating chunk) once
+        /// it has carried `job.finished`, so a buffered client (`curl | jq`) sees EOF and flushes.
+        /// This is what the real worker's dead close branch meant to do (notes §2.5); the real
+        /// worker never closes. Set after `init`.
+        public var closeFinishedStreams = false
 
         public init(
             token: String? = nil,

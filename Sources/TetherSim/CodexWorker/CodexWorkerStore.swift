@@ -191,6 +191,7 @@ extension CodexWorkerSimulator {
                 let now = Date()
                 let job = Job(id: Fixtures.workerId("job_"), threadId: threadId, turnId: Fixtures.uuidV7(now: now),
                               retention: options.retention, now: now)
+                job.closesFinishedStreams = options.closeFinishedStreams
                 jobs[job.id] = job
                 job.append("job.created", ["threadId": .string(threadId)], now: now)
                 // A job is born QUEUED; the worker still announces it (`{state}` only, no errorMessage).
@@ -243,6 +244,11 @@ extension CodexWorkerSimulator {
                 let (stream, continuation) = AsyncStream.makeStream(of: StreamOutput.self)
                 continuation.yield(.comment(Array(": connected\n\n".utf8)))
                 if !replay.isEmpty { continuation.yield(.events(replay.map(\.sseFrame))) }
+                if options.closeFinishedStreams, replay.contains(where: { $0.type == "job.finished" }) {
+                    continuation.yield(.end)
+                    continuation.finish()
+                    return (stream, nil)
+                }
                 let subscriberId = nextSubscriberId
                 nextSubscriberId += 1
                 job.subscribers[subscriberId] = continuation

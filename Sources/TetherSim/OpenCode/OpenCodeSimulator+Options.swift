@@ -29,6 +29,18 @@ extension OpenCodeSimulator {
         /// reads, each delta `tokenI sent_ns=NS ` stamped with the wall-clock nanoseconds it was
         /// written (latency and memory benchmarks; see `PacedSchedule`). Set after `init`.
         public var floodRate: Int? = nil
+        /// With `flood` (not paced): send the legacy frames `message.part.updated {part, delta}` in this
+        /// shape instead of `message.part.delta` for one part — a new part per frame, or parts of
+        /// `FloodShape.longPartLength` deltas — still `flood + 3` frames. The part snapshot's `text`
+        /// is the newest piece only, not the accumulated text a legacy server sent: every frame
+        /// stays the same size, so the stream measures per-event cost rather than ever longer
+        /// strings. Rendered once at start, so the simulator is never what a client waits for.
+        /// Set after `init`.
+        public var floodShape: FloodShape? = nil
+        /// With `flood`: end each `/global/event` response cleanly once its flood is over, so a
+        /// buffered client (`curl | jq`) sees EOF and flushes. A real server never ends this
+        /// stream; benchmarks only. Set after `init`.
+        public var floodClose = false
         /// Seed the notes' fixture session (`OpenCodeSimulator.fixtureSessionID`, "Fix the build").
         public var seedFixtureSession: Bool
         /// What `GET /global/health` reports.

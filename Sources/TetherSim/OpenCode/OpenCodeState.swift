@@ -47,6 +47,8 @@ actor OpenCodeState {
     var allowedPatterns: [String: Set<String>] = [:]
     /// The session, message and part that `Options.flood` deltas target.
     var floodTarget: (sessionID: String, messageID: String, partID: String)?
+    /// `Options.floodShape`: the whole flood (deltas and the closing idle frames), rendered once.
+    var floodBytes: Data?
 
     init(options: OpenCodeSimulator.Options, logger: Logger) {
         self.options = options
@@ -97,7 +99,12 @@ actor OpenCodeState {
             }
         }
         let flood: Task<Void, Never>?
-        if endpoint == .global, let count = options.flood, !options.faults.heartbeatsOnly, let target = floodTarget {
+        if endpoint == .global, let bytes = floodBytes, !options.faults.heartbeatsOnly {
+            let close = options.floodClose
+            flood = Task {
+                await Self.writeFlood(bytes, into: body, close: close)
+            }
+        } else if endpoint == .global, let count = options.flood, !options.faults.heartbeatsOnly, let target = floodTarget {
             flood = Task { [weak self] in
                 await self?.flood(count, target: target, into: body)
             }
@@ -133,8 +140,8 @@ actor OpenCodeState {
         emit("server.instance.disposed", ["directory": .string(directory)], directory: directory)
     }
 
-    /// `Options.flood`: deltas for the flood session, written in large batches as fast as the
-    /// client reads (or paced at `Options.floodRate`), then idle. Per connection, not broadcast.
+    /// `Options.flood` with `floodRate`: deltas for the flood session, paced, then idle. Per
+    /// connection, not broadcast. (Unpaced floods are pre-rendered: `renderFlood`.)
     nonisolated private func flood(
         _ count: Int, target: (sessionID: String, messageID: String, partID: String), into body: StreamingBody
     ) async {
@@ -155,33 +162,79 @@ actor OpenCodeState {
             ])
         }
         var batch = Data()
-        if let rate = options.floodRate {
-            // Paced: the deltas that are due go out together, each stamped as it is written.
-            let schedule = PacedSchedule(rate: rate)
-            var i = 0
-            while i < count {
-                guard await schedule.wait(for: i) else { return }
-                batch.removeAll(keepingCapacity: true)
-                for _ in 0..<schedule.dueCount(from: i, limit: min(256, count - i)) {
-                    batch.append(delta("token\(i) sent_ns=\(PacedSchedule.wallClockNanoseconds()) "))
-                    i += 1
-                }
-                guard await body.write(batch) else { return }
-            }
+        // The deltas that are due go out together, each stamped as it is written.
+        let schedule = PacedSchedule(rate: options.floodRate ?? 1)
+        var i = 0
+        while i < count {
+            guard await schedule.wait(for: i) else { return }
             batch.removeAll(keepingCapacity: true)
-        } else {
-            for i in 0..<count {
-                if i % 1024 == 0, Task.isCancelled { return }
-                batch.append(delta("token\(i) "))
-                if batch.count >= SSEResponse.writeSize {
-                    guard await body.write(batch) else { return }
-                    batch.removeAll(keepingCapacity: true)
-                }
+            for _ in 0..<schedule.dueCount(from: i, limit: min(256, count - i)) {
+                batch.append(delta("token\(i) sent_ns=\(PacedSchedule.wallClockNanoseconds()) "))
+                i += 1
             }
+            guard await body.write(batch) else { return }
         }
+        batch.removeAll(keepingCapacity: true)
         batch.append(frame("session.status", ["sessionID": .string(target.sessionID), "status": ["type": "idle"]]))
         batch.append(frame("session.idle", ["sessionID": .string(target.sessionID)]))
-        _ = await body.write(batch)
+        guard await body.write(batch) else { return }
+        if options.floodClose { body.finish() }
+    }
+
+    /// A pre-rendered flood, in slices of `SSEResponse.writeSize` as fast as the client reads.
+    private static func writeFlood(_ bytes: Data, into body: StreamingBody, close: Bool) async {
+        var offset = bytes.startIndex
+        while offset < bytes.endIndex {
+            if Task.isCancelled { return }
+            let end = min(bytes.endIndex, offset + SSEResponse.writeSize)
+            guard await body.write(bytes[offset..<end]) else { return }
+            offset = end
+        }
+        if close { body.finish() }
+    }
+
+    /// An unpaced `Options.flood`, whole: with a shape, every delta as a legacy
+    /// `message.part.updated {part, delta}` of the flood message, parts opened as the shape says;
+    /// without, `message.part.delta`s of the flood part. Then `session.status` idle and `session.idle`.
+    private func renderFlood(_ count: Int, shape: FloodShape?,
+                             target: (sessionID: String, messageID: String, partID: String)) -> Data {
+        let directory = options.directory
+        let legacy = options.legacy
+        let started = epochMilliseconds()
+        func frame(_ type: String, _ properties: OrderedJSON, id: String) -> Data {
+            var payload: OrderedJSON = legacy ? [:] : ["id": .string(id)]
+            payload["type"] = .string(type)
+            payload["properties"] = properties
+            return SSEResponse.dataFrame(
+                OpenCodeEventSubscriber.envelope(OpenCodeBusEvent(type: type, payload: payload, directory: directory))
+            )
+        }
+        // Fields: 0 the event id, 1 the part id, 2 the piece of text.
+        let template = FloodTemplate(fieldCount: 3) { field in
+            guard shape != nil else {
+                return frame("message.part.delta", [
+                    "sessionID": .string(target.sessionID), "messageID": .string(target.messageID),
+                    "partID": .string(field[1]), "field": "text", "delta": .string(field[2]),
+                ], id: field[0])
+            }
+            var part = OpenCodeFixtures.part(id: field[1], sessionID: target.sessionID, messageID: target.messageID, type: "text")
+            part["text"] = .string(field[2])
+            part["time"] = ["start": .int(started)]
+            return frame("message.part.updated", ["part": part, "delta": .string(field[2])], id: field[0])
+        }
+        let eventIDs = ids.ascendingSeries("evt", count: count + 2)
+        let partIDs = shape.map { ids.ascendingSeries("prt", count: $0.part(ofDelta: max(0, count - 1)) + 1) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count * 320)
+        var part = target.partID
+        for index in 0..<count {
+            if let shape, let partIDs, shape.opensPart(index) { part = partIDs(shape.part(ofDelta: index)) }
+            template.append([legacy ? "" : eventIDs(index), part, "token\(index) "], to: &bytes)
+        }
+        var data = Data(bytes)
+        data.append(frame("session.status", ["sessionID": .string(target.sessionID), "status": ["type": "idle"]], id: eventIDs(count)))
+        data.append(frame("session.idle", ["sessionID": .string(target.sessionID)], id: eventIDs(count + 1)))
+        return data
     }
 
     // MARK: Seeding
@@ -218,6 +271,9 @@ actor OpenCodeState {
             apply("message.updated", ["sessionID": .string(sessionID), "info": assistant])
             apply("message.part.updated", ["sessionID": .string(sessionID), "part": part])
             floodTarget = (sessionID, messageID, part["id"]?.stringValue ?? "")
+            if let count = options.flood, options.floodRate == nil, let target = floodTarget {
+                floodBytes = renderFlood(count, shape: options.floodShape, target: target)
+            }
         }
     }
 

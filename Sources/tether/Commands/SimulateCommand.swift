@@ -16,6 +16,9 @@ struct SimulateCommand: AsyncParsableCommand {
             /resume?total=N&dropEvery=K, /ticker?interval_ms=I&count=C, /stall?after=N, /status/CODE, …).
             Scenarios (opencode): \(OpenCodeScenario.allCases.map(\.rawValue).joined(separator: ", ")); \
             without --scenario the prompt's words choose (ask to run/remove/clean something for an approval).
+            Benchmark floods: opencode and codexmonitor take --flood N [--flood-shape long-parts|new-parts]; \
+            a codex-worker turn whose prompt says `flood N` (parts of 1,000 deltas) or `flood N new` (a new \
+            item per delta) is one; --flood-close ends each flood's stream so a buffered `curl | jq` sees EOF.
             """)
 
     enum Simulated: String, ExpressibleByArgument, CaseIterable {
@@ -39,8 +42,12 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(help: "CodexMonitor: answer requests out of order, some after the events they caused.") var reorder = false
     @Flag(name: .customLong("contract-shape"), help: "Notification: the desktop answers in the client contract's shapes (default: the real desktop's).")
     var contractShape = false
-    @Option(help: ArgumentHelp("OpenCode: flood every /global/event connection with N deltas (benchmarks).", valueName: "N"))
+    @Option(help: ArgumentHelp("OpenCode: flood every /global/event connection with N deltas; CodexMonitor: every authenticated connection (benchmarks).", valueName: "N"))
     var flood: Int?
+    @Option(name: .customLong("flood-shape"), help: ArgumentHelp("With --flood: long-parts (1,000 deltas a part) or new-parts (a part per delta, never completed). OpenCode sends these as legacy `message.part.updated {part, delta}` frames; without it, `message.part.delta`s of one part.", valueName: "shape"))
+    var floodShape: String?
+    @Flag(name: .customLong("flood-close"), help: "Benchmarks: end each flood's stream once it is over (OpenCode: the /global/event response; Codex Worker: a job stream after job.finished; CodexMonitor: the connection), so a buffered `curl | jq` sees EOF. Real servers never do.")
+    var floodClose = false
     @Option(name: .customLong("flood-rate"), help: ArgumentHelp("OpenCode: with --flood, send R deltas a second, each stamped with its wall-clock send time (sent_ns=…; latency and memory benchmarks).", valueName: "R"))
     var floodRate: Int?
     @Option(help: ArgumentHelp("Codex Worker: events kept per job (the real worker's WORKER_EVENT_RETENTION).", valueName: "N"))
@@ -65,6 +72,16 @@ struct SimulateCommand: AsyncParsableCommand {
         if floodRate != nil, flood == nil {
             throw ValidationError("--flood-rate paces --flood: pass --flood N too")
         }
+        if let floodShape {
+            guard FloodShape(rawValue: floodShape) != nil else {
+                throw ValidationError("--flood-shape takes \(FloodShape.allCases.map(\.rawValue).joined(separator: " or ")); got \(floodShape)")
+            }
+            guard flood != nil else { throw ValidationError("--flood-shape shapes --flood: pass --flood N too") }
+            if floodRate != nil { throw ValidationError("--flood-shape floods as fast as the client reads: drop --flood-rate") }
+        }
+        if let flood, flood < 0 {
+            throw ValidationError("--flood takes a number of deltas, 0 or more")
+        }
         if let scenario, OpenCodeScenario(rawValue: scenario) == nil, backend == .opencode {
             throw ValidationError("unknown scenario \"\(scenario)\"; use one of: \(OpenCodeScenario.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -84,17 +101,24 @@ struct SimulateCommand: AsyncParsableCommand {
                     password: token, pacing: pacingDuration, legacy: legacy,
                     scenario: scenario.flatMap(OpenCodeScenario.init(rawValue:)), flood: flood)
                 simOptions.floodRate = floodRate
+                simOptions.floodShape = floodShape.flatMap(FloodShape.init(rawValue:))
+                simOptions.floodClose = floodClose
                 let simulator = OpenCodeSimulator(options: simOptions, logger: logger)
                 url = try await simulator.start(host: address.host, port: address.port)
                 stop = { await simulator.stop() }
             case .codexWorker:
-                let simulator = CodexWorkerSimulator(options: .init(token: token, retention: retention, pacing: pacingDuration), logger: logger)
+                var simOptions = CodexWorkerSimulator.Options(token: token, retention: retention, pacing: pacingDuration)
+                simOptions.closeFinishedStreams = floodClose
+                let simulator = CodexWorkerSimulator(options: simOptions, logger: logger)
                 url = try await simulator.start(host: address.host, port: address.port)
                 stop = { await simulator.stop() }
             case .codexmonitor:
                 var simOptions = CodexMonitorSimulator.Options(token: token, pacing: pacingDuration, reorderResponses: reorder)
                 if let workspaceDir { simOptions.workspaces = [.init(id: "ws-1", name: "demo", path: workspaceDir)] }
                 simOptions.relay = relayCodex.map { .init(codexPath: $0, codexHome: codexHome) }
+                simOptions.flood = flood
+                simOptions.floodShape = floodShape.flatMap(FloodShape.init(rawValue:)) ?? .longParts
+                simOptions.floodClose = floodClose
                 let simulator = CodexMonitorSimulator(options: simOptions, logger: logger)
                 let bound = try await simulator.start(host: address.host, port: Int(address.port))
                 url = URL(string: "tcp://\(bound.host):\(bound.port)")!
