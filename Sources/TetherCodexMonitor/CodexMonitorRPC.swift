@@ -7,11 +7,13 @@ import TetherNet
 ///
 /// Many calls may be in flight; the daemon answers them in any order (each request is its own
 /// task upstream), so responses are matched by id, and each call has its own timeout.
-/// Notifications arrive interleaved with responses and are queued for one consumer. The reader
-/// never waits for that consumer — a call awaited while handling an event must still get its
-/// response — so the queue is bounded in bytes instead, and what overflows is dropped and
-/// reported as ``Incoming/lost(count:)`` (the daemon itself drops events for slow clients the
-/// same way, silently). Unparsable lines and responses to unknown ids are logged and skipped.
+/// Notifications arrive interleaved with responses and are queued for one consumer, bounded in
+/// bytes. When the queue is full the reader stops reading (TCP then pushes back on the daemon)
+/// until the consumer catches up — unless a call is waiting for its response: that response
+/// must still be read, so then what overflows is dropped and reported as
+/// ``Incoming/lost(count:)`` (the consumer re-reads; the daemon itself drops events for slow
+/// clients the same way, silently). Unparsable lines and responses to unknown ids are logged
+/// and skipped.
 final class CodexMonitorRPC: Sendable {
     /// Why a call failed.
     enum Failure: Error, Sendable {
@@ -50,6 +52,17 @@ final class CodexMonitorRPC: Sendable {
         /// A poll whose timer fired before it started waiting: it returns `.timedOut` at once.
         var expiredToken: Int?
         var end: Failure?
+        /// The reader, paused on a full queue: resumed once the consumer has caught up, a call
+        /// needs its response read, or the connection ends.
+        var pausedReader: CheckedContinuation<Void, Never>?
+        /// `close()` was called: the reader must not pause any more.
+        var closing = false
+
+        /// Resumes a paused reader (the caller resumes what this returns outside the lock).
+        mutating func takePausedReader() -> CheckedContinuation<Void, Never>? {
+            defer { pausedReader = nil }
+            return pausedReader
+        }
     }
 
     private let connection: any LineConnection
@@ -72,6 +85,11 @@ final class CodexMonitorRPC: Sendable {
 
     /// Closes the connection; pending calls fail with `.closed(nil)`.
     func close() {
+        let reader = state.withLock { state in
+            state.closing = true
+            return state.takePausedReader()
+        }
+        reader?.resume()
         connection.close()
     }
 
@@ -81,13 +99,15 @@ final class CodexMonitorRPC: Sendable {
     /// app-server's raw results is the caller's business: see `CodexMonitorResult`).
     func call(_ method: String, params: JSONValue? = nil, timeout: Duration) async throws(Failure) -> JSONValue {
         let slot = ResponseSlot()
-        let registered: Result<Int64, Failure> = state.withLock { state in
-            if let end = state.end { return .failure(end) }
+        let (registered, reader): (Result<Int64, Failure>, CheckedContinuation<Void, Never>?) = state.withLock { state in
+            if let end = state.end { return (.failure(end), nil) }
             let id = state.nextID
             state.nextID += 1
             state.pending[id] = slot
-            return .success(id)
+            // A paused reader must read on: this call's response comes on the same connection.
+            return (.success(id), state.takePausedReader())
         }
+        reader?.resume()
         let id = try registered.get()
         var request: JSONObject = ["id": .int(id), "method": .string(method)]
         if let params { request["params"] = params }
@@ -145,7 +165,7 @@ final class CodexMonitorRPC: Sendable {
         defer { timer?.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Poll, any Error>) in
-                enum Outcome { case ready(Poll), failed(any Error), wait }
+                enum Outcome { case ready(Poll, CheckedContinuation<Void, Never>?), failed(any Error), wait }
                 let outcome: Outcome = state.withLock { state in
                     if state.head < state.queue.count {
                         let (incoming, bytes) = state.queue[state.head]
@@ -155,20 +175,24 @@ final class CodexMonitorRPC: Sendable {
                             state.queue.removeAll(keepingCapacity: state.queue.capacity <= 4096)
                             state.head = 0
                         }
-                        return .ready(.incoming(incoming))
+                        // Caught up to half the budget: a paused reader reads on.
+                        let reader = state.queuedBytes <= notificationBudget / 2 ? state.takePausedReader() : nil
+                        return .ready(.incoming(incoming), reader)
                     }
                     if let end = state.end {
-                        if case .closed(nil) = end { return .ready(.ended) }
+                        if case .closed(nil) = end { return .ready(.ended, nil) }
                         return .failed(end)
                     }
                     if Task.isCancelled { return .failed(CancellationError()) }
-                    if state.expiredToken == token { return .ready(.timedOut) }
+                    if state.expiredToken == token { return .ready(.timedOut, nil) }
                     precondition(state.waiter == nil, "CodexMonitorRPC has one notification consumer")
                     state.waiter = (token, continuation)
                     return .wait
                 }
                 switch outcome {
-                case .ready(let poll): continuation.resume(returning: poll)
+                case .ready(let poll, let reader):
+                    reader?.resume()
+                    continuation.resume(returning: poll)
                 case .failed(let error): continuation.resume(throwing: error)
                 case .wait: break
                 }
@@ -196,7 +220,7 @@ final class CodexMonitorRPC: Sendable {
         var end = Failure.closed(nil)
         do {
             while let line = try await connection.receive() {
-                handle(line)
+                if let held = handle(line) { await deliverWhenThereIsRoom(held) }
             }
         } catch let error as NetError {
             end = .closed(error)
@@ -206,14 +230,18 @@ final class CodexMonitorRPC: Sendable {
         finish(end)
     }
 
-    private func handle(_ line: [UInt8]) {
+    /// A notification that found the queue full, with its size: the reader waits, then offers it again.
+    private typealias Held = (incoming: Incoming, bytes: Int)
+
+    /// Routes one line; returns a notification that must wait for room in the queue.
+    private func handle(_ line: [UInt8]) -> Held? {
         let value: JSONValue
         do {
             value = try JSONParser.parse(line)
         } catch {
             logger.warning("skipping a line from CodexMonitor that is not JSON",
                            metadata: ["error": "\(error)", "line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
-            return
+            return nil
         }
         switch Message.classify(value) {
         case .response(let id, let result):
@@ -221,11 +249,11 @@ final class CodexMonitorRPC: Sendable {
             guard let slot else {
                 logger.warning("skipping a CodexMonitor response to an unknown request id (late, after its timeout?)",
                                metadata: ["id": "\(id)"])
-                return
+                return nil
             }
             slot.fulfil(result.mapError { .remote($0) })
         case .notification(let method, let params):
-            enqueue(.notification(method: method, params: params, raw: value), bytes: line.count)
+            return enqueue((.notification(method: method, params: params, raw: value), line.count))
         case .request(let id, let method):
             logger.warning("skipping a request from the CodexMonitor daemon, which Tether does not answer",
                            metadata: ["id": "\(id.serialized)", "method": "\(method)"])
@@ -233,41 +261,71 @@ final class CodexMonitorRPC: Sendable {
             logger.warning("skipping a CodexMonitor line that is not a response or a notification",
                            metadata: ["reason": "\(reason)", "line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
         }
+        return nil
     }
 
-    private func enqueue(_ incoming: Incoming, bytes: Int) {
-        let (waiter, dropped): (CheckedContinuation<Poll, any Error>?, Bool) = state.withLock { state in
+    /// Pauses the reader until the queue has room (or a call needs its response read, or the
+    /// connection ended), then offers `held` again; repeats while it is still refused.
+    private func deliverWhenThereIsRoom(_ held: Held) async {
+        var held: Held? = held
+        while let waiting = held {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow: Bool = state.withLock { state in
+                    let roomy = state.queuedBytes <= notificationBudget / 2
+                    if roomy || !state.pending.isEmpty || state.end != nil || state.closing { return true }
+                    state.pausedReader = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+            held = enqueue(waiting)
+        }
+    }
+
+    /// Hands a notification to the consumer or queues it; returns it when the queue is full and
+    /// the reader may wait (no call needs a response read), dropping it otherwise.
+    private func enqueue(_ held: Held) -> Held? {
+        let (incoming, bytes) = held
+        enum Step { case delivered(CheckedContinuation<Poll, any Error>), queued, dropped, full }
+        let step: Step = state.withLock { state in
             if let waiter = state.waiter, state.head == state.queue.count {
                 state.waiter = nil
-                return (waiter.continuation, false)
+                return .delivered(waiter.continuation)
             }
             // One notification is always taken, however large: the budget bounds the backlog.
             guard state.queuedBytes == 0 || state.queuedBytes + bytes <= notificationBudget else {
+                if state.pending.isEmpty, state.end == nil, !state.closing { return .full }
                 // Dropped: count it on a trailing `lost` marker (which may exceed the budget by one entry).
                 if let last = state.queue.last, state.queue.count > state.head, case .lost(let count) = last.0 {
                     state.queue[state.queue.count - 1] = (.lost(count: count + 1), 0)
                 } else {
                     state.queue.append((.lost(count: 1), 0))
                 }
-                return (nil, true)
+                return .dropped
             }
             state.queue.append((incoming, bytes))
             state.queuedBytes += bytes
-            return (nil, false)
+            return .queued
         }
-        if dropped { logger.debug("CodexMonitor notification dropped: the consumer is behind") }
-        waiter?.resume(returning: .incoming(incoming))
+        switch step {
+        case .delivered(let waiter): waiter.resume(returning: .incoming(incoming))
+        case .queued: break
+        case .dropped: logger.debug("CodexMonitor notification dropped: the consumer is behind while a call waits for its response")
+        case .full: return held
+        }
+        return nil
     }
 
     private func finish(_ end: Failure) {
-        let (pending, waiter): ([ResponseSlot], CheckedContinuation<Poll, any Error>?) = state.withLock { state in
+        let (pending, waiter, reader): ([ResponseSlot], CheckedContinuation<Poll, any Error>?, CheckedContinuation<Void, Never>?) = state.withLock { state in
             state.end = end
             let pending = Array(state.pending.values)
             state.pending = [:]
             let waiter = state.head == state.queue.count ? state.waiter?.continuation : nil
             if waiter != nil { state.waiter = nil }
-            return (pending, waiter)
+            return (pending, waiter, state.takePausedReader())
         }
+        reader?.resume()
         for slot in pending { slot.fulfil(.failure(end)) }
         if let waiter {
             if case .closed(nil) = end { waiter.resume(returning: .ended) } else { waiter.resume(throwing: end) }

@@ -149,6 +149,29 @@ import TetherNet
         #expect(try await rpc.poll(timeout: .milliseconds(50)) == .timedOut)
     }
 
+    /// With no call waiting for a response, a consumer that falls behind pauses the reader
+    /// (TCP pushes back on the daemon) instead of losing notifications: a flood arrives whole.
+    @Test func aConsumerThatFallsBehindWithNoCallPendingLosesNothing() async throws {
+        let line = #"{"method":"app-server-event","params":{"workspace_id":"ws-1","message":{"method":"x"}}}"#
+        let (rpc, connection) = makeRPC(budget: line.utf8.count * 3)
+        for _ in 0..<50 { connection.deliver(line) }
+        try await Task.sleep(for: .milliseconds(50))  // the reader runs ahead until the queue is full
+        var received = 0
+        while received < 50 {
+            guard case .notification = try #require(try await rpc.nextNotification()) else {
+                Issue.record("a notification was dropped")
+                return
+            }
+            received += 1
+        }
+        #expect(try await rpc.poll(timeout: .milliseconds(50)) == .timedOut)
+        // And a call made now still gets its answer.
+        async let answer = rpc.call("ping", timeout: .seconds(5))
+        let request = try #require(try await connection.nextRequest())
+        connection.deliver("{\"id\":\(request["id"]!.serialized),\"result\":{\"ok\":true}}")
+        #expect(try await answer == ["ok": true])
+    }
+
     @Test func pollingWithATimeoutLosesNothing() async throws {
         let (rpc, connection) = makeRPC()
         #expect(try await rpc.poll(timeout: .milliseconds(20)) == .timedOut)
