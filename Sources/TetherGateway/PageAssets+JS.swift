@@ -518,7 +518,9 @@ extension PageAssets {
     }
     if (data.cwd) card.append(el("p", { class: "cwd", text: "in " + data.cwd }));
     if (data.reason) card.append(el("p", { class: "reason", text: data.reason }));
-    card.append(el("p", { class: "muted", text: event.profile + " · session " + (data.session || event.session || "") }));
+    const sessionID = data.session || event.session || "";
+    const known = (state.sessions.get(event.profile) || new Map()).get(sessionID);
+    card.append(el("p", { class: "muted", text: event.profile + " · " + (known && known.title ? known.title : "session " + sessionID) }));
     const row = el("div", { class: "row decisions" });
     for (const option of data.options || []) {
       const label = decisionNames[option] || option;
