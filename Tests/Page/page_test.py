@@ -351,6 +351,40 @@ def connection_lost(page, context):
     check("the reply that streamed across the restart is exact", sum(t == [PLAIN_ANSWER] for t in texts.values()) == 2)
 
 
+@scenario("abort")
+def abort(page, context):
+    before = len(page.turn_ends())
+    page.send(PLAIN_PROMPT)
+    known = set(page.part_texts())
+    wait_for("the reply to start streaming", lambda: any(
+        part not in known and texts[0] and PLAIN_ANSWER.startswith(texts[0]) for part, texts in page.part_texts().items()),
+        timeout=30, interval=0.02)
+    page.driver.find_element(By.ID, "abort").click()
+    ends = wait_for("the turn to end", lambda: len(page.turn_ends()) > before and page.turn_ends(), timeout=30)
+    check("Abort stops the running turn (it ends %s)" % ends[-1], ends[-1] == "cancelled")
+
+
+@scenario("history")
+def history_on_open(page, context):
+    gateway = page.gateway
+    session = context["session"]
+    page.driver.refresh()
+    # The cookie keeps the login across a reload; the page itself kept nothing.
+    wait_for("the main view after a reload", lambda: page.visible("app"), timeout=15)
+    entry = wait_for("the session in the list", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '#profile-list [data-profile=oc][data-session-id="%s"]' % session))
+    entry[0].click()
+    wait_for("the history", lambda: sum(t == [APPROVAL_ANSWER] for t in page.part_texts().values()) == 1, timeout=15)
+    texts = page.part_texts()
+    duplicated = {part: t for part, t in texts.items() if len(t) != 1}
+    check("a transcript opened later renders from history, every part once (%d parts)" % len(texts), not duplicated,
+          json.dumps(duplicated, ensure_ascii=False))
+    final = assistant_text_parts(gateway, session)
+    wrong = {part: (text, texts.get(part)) for part, text in final.items() if part in texts and texts[part] != [text]}
+    check("history shows each finished reply whole and exact (%d of %d logged)" % (len(set(final) & set(texts)), len(final)),
+          not wrong and sum(t == [PLAIN_ANSWER] for t in texts.values()) == 2, json.dumps(wrong, ensure_ascii=False))
+
+
 @scenario("logout")
 def logout(page):
     page.driver.find_element(By.ID, "logout").click()
@@ -398,6 +432,8 @@ def main():
             approval(page, context)
             answered_elsewhere(page, context)
             connection_lost(page, context)
+            abort(page, context)
+            history_on_open(page, context)
         logout(page)
         print("browser scenarios took %.1f s" % (time.monotonic() - started))
         logs = driver.get_log("browser")
