@@ -88,7 +88,7 @@ class Gateway:
         self.runs += 1
         out = open(os.path.join(self.work, "serve%d.out" % self.runs), "w")
         err = open(os.path.join(self.work, "serve%d.err" % self.runs), "w")
-        env = dict(os.environ, PAGE_TOKEN=TOKEN)
+        env = dict(os.environ, PAGE_TOKEN=TOKEN, XDG_STATE_HOME=os.path.join(self.work, "state"))
         self.process = subprocess.Popen([TETHER, "--config", self.config, "serve", "--listen", "127.0.0.1:%d" % self.port,
                                          "--db", self.db], stdout=out, stderr=err, env=env)
         line = json.loads(first_line(out.name))
@@ -385,6 +385,21 @@ def history_on_open(page, context):
           not wrong and sum(t == [PLAIN_ANSWER] for t in texts.values()) == 2, json.dumps(wrong, ensure_ascii=False))
 
 
+@scenario("notifications")
+def notifications(page):
+    page.driver.find_element(By.ID, "back").click()
+    desk = wait_for("profile desk", lambda: page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=desk]"))[0]
+    desk.find_element(By.XPATH, ".//button[normalize-space()='Notifications']").click()
+    items = wait_for("the notification list", lambda: page.driver.find_elements(By.CSS_SELECTOR, "#notification-list [data-notification-id]"))
+    listed = page.gateway.request("GET", "/v1/profiles/desk/notifications")
+    check("a notification profile's notifications are listed (%d)" % len(items),
+          len(items) == len(listed) > 0 and all(n["title"] in page.driver.find_element(By.ID, "notification-list").text for n in listed))
+    page.driver.find_element(By.ID, "read-all").click()
+    wait_for("every item read", lambda: all(
+        "unread" not in e.text for e in page.driver.find_elements(By.CSS_SELECTOR, "#notification-list [data-notification-id]")), timeout=10)
+    check("Mark all read reaches the backend", all(n.get("read") for n in page.gateway.request("GET", "/v1/profiles/desk/notifications")))
+
+
 @scenario("logout")
 def logout(page):
     page.driver.find_element(By.ID, "logout").click()
@@ -404,9 +419,14 @@ def main():
         processes.append(subprocess.Popen([TETHER, "simulate", "opencode", "--listen", "127.0.0.1:0", "--pacing", "60"],
                                           stdout=open(sim_out, "w"), stderr=open(os.path.join(work, "sim.err"), "w")))
         sim_url = first_line(sim_out)
+        relay_out = os.path.join(work, "relay.out")
+        processes.append(subprocess.Popen([TETHER, "simulate", "notification", "--listen", "127.0.0.1:0"],
+                                          stdout=open(relay_out, "w"), stderr=open(os.path.join(work, "relay.err"), "w")))
+        relay_url = first_line(relay_out)
         gateway = Gateway(work)
         with open(gateway.config, "w") as config:
-            config.write('[profiles.oc]\nbackend = "opencode"\nurl = "%s"\n\n[serve]\ntokens = [{ env = "PAGE_TOKEN" }]\n' % sim_url)
+            config.write('[profiles.oc]\nbackend = "opencode"\nurl = "%s"\n\n[profiles.desk]\nbackend = "notification"\nurl = "%s"\n\n'
+                         '[serve]\ntokens = [{ env = "PAGE_TOKEN" }]\n' % (sim_url, relay_url))
         os.chmod(gateway.config, 0o600)
         gateway.start()
 
@@ -434,6 +454,7 @@ def main():
             connection_lost(page, context)
             abort(page, context)
             history_on_open(page, context)
+            notifications(page)
         logout(page)
         print("browser scenarios took %.1f s" % (time.monotonic() - started))
         logs = driver.get_log("browser")
