@@ -449,9 +449,9 @@ extension PageAssets {
 
   function renderPlan(steps, explanation) {
     const box = $("plan");
-    box.replaceChildren(el("h3", { text: "Plan" }),
-      explanation ? el("p", { text: explanation }) : null,
-      el("ul", {}, ...steps.map((s) => el("li", { text: "[" + (s.status || "pending") + "] " + (s.step || "") }))));
+    box.replaceChildren(el("h3", { text: "Plan" }));
+    if (explanation) box.append(el("p", { text: explanation }));
+    box.append(el("ul", {}, ...steps.map((s) => el("li", { text: "[" + (s.status || "pending") + "] " + (s.step || "") }))));
     box.className = "card";
     box.hidden = false;
   }

@@ -4,6 +4,7 @@ real `tether serve` binary over the OpenCode simulator (`tether simulate opencod
 Each scenario prints PASS/FAIL; the last line is "N passed, N failed". Run by page-test.sh.
 """
 
+import datetime
 import json
 import os
 import signal
@@ -332,7 +333,11 @@ def approval(page, context):
     page.send(APPROVAL_PROMPT)
     card = wait_for("an approval card", lambda: page.driver.find_elements(
         By.CSS_SELECTOR, '[data-approval-id][data-profile=oc][data-session-id="%s"]' % session), timeout=30)[0]
-    requested = [e for e in gateway.logged(session) if e["type"] == "approval.requested"][-1]["data"]
+    shown_at = time.time()
+    logged_request = [e for e in gateway.logged(session) if e["type"] == "approval.requested"][-1]
+    requested = logged_request["data"]
+    logged_at = datetime.datetime.strptime(logged_request["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+    check("the card is on the page within 10 s of approval.requested (%.1f s)" % (shown_at - logged_at), shown_at - logged_at < 10)
     check("the card is the logged approval", card.get_attribute("data-approval-id") == requested["id"])
     options = [b.get_attribute("data-decision") for b in card.find_elements(By.CSS_SELECTOR, "button[data-decision]")]
     check("one button per option %s" % options, options == requested["options"], str(requested["options"]))
@@ -368,6 +373,8 @@ def approval(page, context):
           tools and all(not is_open and "completed" in summary for is_open, summary in tools))
     reasoning = page.js("return [...document.querySelectorAll('#transcript details.reasoning')].map(d => d.open);")
     check("reasoning is collapsed", reasoning and not any(reasoning), str(reasoning))
+    plan = wait_for("the plan", lambda: page.driver.find_element(By.ID, "plan").text, timeout=5)
+    check("the plan/todos are shown (%r)" % plan, "Remove the build directory" in plan and "completed" in plan and "null" not in plan)
     usage = page.driver.find_element(By.ID, "usage").text
     check("usage is shown (%s)" % usage, "in" in usage and "out" in usage)
 
