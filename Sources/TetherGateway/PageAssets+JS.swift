@@ -103,7 +103,10 @@ extension PageAssets {
 
   async function logout() {
     try { await api("v1/logout", { method: "POST", body: {} }); } catch (_) { /* logged out either way */ }
+    // A later login starts afresh: nothing of this one is kept on the page.
     state.lastSeq = null;
+    closeSession();
+    for (const id of [...state.approvals.keys()]) removeApproval(id);
     showLogin();
   }
 

@@ -509,6 +509,9 @@ def logout(page):
     status = page.driver.execute_async_script(
         "const done = arguments[0]; fetch('v1/profiles', {credentials: 'same-origin'}).then(r => done(r.status), () => done(0));")
     check("Log out shows the login form and the old cookie gets 401 (%s)" % status, status == 401)
+    page.login(TOKEN)
+    wait_for("the main view again", lambda: page.visible("app") and page.visible("home"), timeout=10)
+    check("logging in again after Log out shows the profiles", bool(page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=oc]")))
 
 
 def main():
