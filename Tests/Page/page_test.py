@@ -324,6 +324,14 @@ def phone_checks(page):
     check("every visible control (%d) is at least 44 px tall" % len(controls), controls and not short, json.dumps(short))
     unnamed = [c for c in controls if not c["name"]]
     check("every visible control has an accessible name", not unnamed, json.dumps(unnamed))
+    viewport = page.js("return document.querySelector('meta[name=viewport]').content;")
+    check("the page declares width=device-width (%s)" % viewport, "width=device-width" in viewport)
+    colours = {}
+    for scheme in ["dark", "light"]:
+        page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        colours[scheme] = page.js("return getComputedStyle(document.body).backgroundColor + ' / ' + getComputedStyle(document.body).color;")
+    page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    check("dark and light follow the system %s" % colours, colours["dark"] != colours["light"])
 
 
 @scenario("approval")
