@@ -495,8 +495,18 @@ def history_on_open(page, context):
           not wrong and sum(t == [PLAIN_ANSWER] for t in texts.values()) == 3, json.dumps(wrong, ensure_ascii=False))
 
 
+@scenario("long line")
+def long_line(page, context):
+    before = len(page.turn_ends())
+    page.send("Say " + "unbroken" * 60)  # the simulator echoes it in its reply too
+    wait_for("the turn to complete", lambda: len(page.turn_ends()) > before, timeout=30)
+    width = page.js("return document.scrollingElement.scrollWidth;")
+    check("a 480-character word wraps inside its box: no horizontal scroll (scrollWidth %d)" % width, width <= 390)
+
+
 @scenario("notifications")
 def notifications(page):
+    page.js("window.scrollTo(0, 0);")
     page.driver.find_element(By.ID, "back").click()
     desk = wait_for("profile desk", lambda: page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=desk]"))[0]
     desk.find_element(By.XPATH, ".//button[normalize-space()='Notifications']").click()
@@ -569,6 +579,7 @@ def main():
             network_drop(page, context)
             abort(page, context)
             history_on_open(page, context)
+            long_line(page, context)
             notifications(page)
         logout(page)
         print("browser scenarios took %.1f s" % (time.monotonic() - started))
