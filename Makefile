@@ -7,14 +7,14 @@ SWIFT_FLAGS ?=
 BIN_DIR      = $(shell $(SWIFT) build -c $(CONFIG) $(SWIFT_FLAGS) --show-bin-path 2>/dev/null)
 
 # System packages the build and the tests need (Debian names).
-APT_PACKAGES = libcurl4-openssl-dev libssh2-1-dev libsqlite3-dev sqlite3 pkg-config openssh-server openssh-client curl jq python3 python3-venv
+APT_PACKAGES = libcurl4-openssl-dev libssh2-1-dev libsqlite3-dev sqlite3 pkg-config openssh-server openssh-client curl jq python3 python3-venv chromium chromium-driver
 
 # Fuzzing (README, "Fuzzing"): seconds per target for `make fuzz`, and for the short pass `make test` runs.
 FUZZ_SECONDS       ?= 60
 FUZZ_SHORT_SECONDS ?= 10
 FUZZ_BUILD_PATH     = .build-fuzz
 
-.PHONY: all setup build release test live-test acp-test gateway-api-check demo bench clean fuzz fuzz-short fuzz-build
+.PHONY: all setup build release test live-test acp-test gateway-api-check page-test demo bench clean fuzz fuzz-short fuzz-build
 
 all: build
 
@@ -44,11 +44,17 @@ test: build
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Live/codex-live.sh
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/ACP/acp-client.sh
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Gateway/api-check.sh
+	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Page/page-test.sh
 	$(MAKE) fuzz-short
 
 # The gateway's OpenAPI document: validated, then schemathesis against a live `tether serve`.
 gateway-api-check: build
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Gateway/api-check.sh
+
+# The gateway's page in headless Chromium (Debian's chromium and chromium-driver) over WebDriver
+# (PyPI selenium), against a live `tether serve`; the phone screenshot lands in .build-page/.
+page-test: build
+	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Page/page-test.sh
 
 # Live end-to-end test against a real codex (PyPI openai-codex-cli-bin) and a local fake model.
 live-test: build
@@ -80,4 +86,4 @@ bench: setup
 	bash bench/run.sh
 
 clean:
-	rm -rf .build $(FUZZ_BUILD_PATH) .build-acp
+	rm -rf .build $(FUZZ_BUILD_PATH) .build-acp .build-page

@@ -2,12 +2,13 @@ import Hummingbird
 
 /// Enforces the gateway's auth rules before any route runs: a bearer token, or a session cookie
 /// (whose state-changing requests must be JSON, which a cross-site form cannot send). The health
-/// check and `POST /v1/login` are open; with no tokens configured everything is open.
+/// check, `POST /v1/login` and the page's static files are open; with no tokens configured
+/// everything is open.
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
     let auth: GatewayAuth
 
-    static let openPaths: Set<String> = ["/v1/health", "/v1/login"]
+    static let openPaths: Set<String> = Set(["/v1/health", "/v1/login"]).union(PageAssets.files.keys)
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if auth.isOpen || Self.openPaths.contains(request.uri.path) { return try await next(request, context) }

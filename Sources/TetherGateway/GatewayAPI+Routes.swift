@@ -7,6 +7,9 @@ extension GatewayAPI {
         router.add(middleware: ProblemMiddleware(logger: logger))
         router.add(middleware: AuthMiddleware(auth: auth))
 
+        for (path, asset) in PageAssets.files {
+            router.get(RouterPath(path)) { _, _ in PageAssets.response(asset) }
+        }
         router.get("/v1/health") { _, _ in health() }
         router.post("/v1/login") { request, _ in try await login(request) }
         router.post("/v1/logout") { request, context in try await logout(request, context: context) }

@@ -5,4 +5,5 @@ extension HTTPFields {
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
     static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
     static let accelBuffering = HTTPField.Name("X-Accel-Buffering")!
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
 }

@@ -23,6 +23,82 @@ enum OpenAPIDocument {
     }
   ],
   "paths": {
+    "/": {
+      "get": {
+        "summary": "The page: watch sessions and answer approvals from a phone's browser (no auth; it logs in with POST /v1/login).",
+        "operationId": "page",
+        "responses": {
+          "200": {
+            "description": "The page's HTML.",
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        },
+        "security": []
+      }
+    },
+    "/app.js": {
+      "get": {
+        "summary": "The page's script (no auth).",
+        "operationId": "pageScript",
+        "responses": {
+          "200": {
+            "description": "The page's JavaScript.",
+            "content": {
+              "text/javascript": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        },
+        "security": []
+      }
+    },
+    "/app.css": {
+      "get": {
+        "summary": "The page's style sheet (no auth).",
+        "operationId": "pageStyle",
+        "responses": {
+          "200": {
+            "description": "The page's CSS.",
+            "content": {
+              "text/css": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        },
+        "security": []
+      }
+    },
+    "/icon.svg": {
+      "get": {
+        "summary": "The page's icon (no auth).",
+        "operationId": "pageIcon",
+        "responses": {
+          "200": {
+            "description": "The page's icon.",
+            "content": {
+              "image/svg+xml": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        },
+        "security": []
+      }
+    },
     "/v1/health": {
       "get": {
         "summary": "Liveness and version (no auth).",

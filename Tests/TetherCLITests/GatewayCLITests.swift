@@ -293,6 +293,28 @@ import Glibc
         }
     }
 
+    /// The page's files are open (a browser must load the login form before it has a cookie),
+    /// embedded in the binary, from this origin only; the API behind them still needs auth.
+    @Test func thePageIsServedWithoutAuthAndTheAPIStillNeedsIt() async throws {
+        try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": "page-test-token"]) { gateway in
+            try await gateway.start()
+            let page = try await gateway.get("/")
+            #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
+            #expect(page.body.contains("width=device-width") && page.body.contains("type=\"password\""))
+            #expect(page.headers["content-security-policy"]?.contains("default-src 'none'") == true)
+            // Nothing from another host, and only relative URLs (the page is often behind a proxy's prefix).
+            #expect(!page.body.contains("http://") && !page.body.contains("https://") && !page.body.contains("src=\"/"))
+            for (path, type) in [("/app.js", "text/javascript"), ("/app.css", "text/css"), ("/icon.svg", "image/svg+xml")] {
+                let asset = try await gateway.get(path)
+                #expect(asset.status == 200 && asset.headers["content-type"]?.hasPrefix(type) == true, "\(path)")
+            }
+            let script = try await gateway.get("/app.js")
+            #expect(script.body.contains("new EventSource(") && !script.body.contains("\"/v1/"))
+            #expect(try await gateway.get("/v1/profiles").status == 401)
+            #expect(try await gateway.get("/v1/approvals").status == 401)
+        }
+    }
+
     /// The Codex Worker has no all-sessions stream: a turn started through the gateway is followed
     /// by its job from the first event, and its deltas are logged once although the session's
     /// own follower sees the same job.

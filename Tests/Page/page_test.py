@@ -1,0 +1,608 @@
+"""The gateway's page in a real browser: headless Chromium over WebDriver (selenium), against the
+real `tether serve` binary over the OpenCode simulator (`tether simulate opencode`), loopback only.
+
+Each scenario prints PASS/FAIL; the last line is "N passed, N failed". Run by page-test.sh.
+"""
+
+import datetime
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+TETHER = os.environ["TETHER_BIN"]
+OUT = os.environ["PAGE_OUT"]  # .build-page: screenshots and logs
+TOKEN = "page-test-token-5b1e"
+PLAIN_PROMPT = "Say hello in three words"
+PLAIN_ANSWER = ("Hello from the OpenCode simulator. You said: \u201cSay hello in three words\u201d. "
+                "Nothing here needs a tool, so this streamed text is the whole answer.")
+APPROVAL_PROMPT = "Clean the build dir and say done"
+APPROVAL_ANSWER = "Done. The build directory has been removed."
+
+passed = 0
+failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("PASS: " + name, flush=True)
+    else:
+        failed += 1
+        print("FAIL: " + name + (" — " + detail if detail else ""), flush=True)
+    return ok
+
+
+def wait_for(what, predicate, timeout=20.0, interval=0.1):
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except (StaleElementReferenceException, WebDriverException, OSError, ValueError) as error:
+            last_error = error
+        time.sleep(interval)
+    raise TimeoutError("timed out after %.0f s waiting for %s%s" % (timeout, what, (": %s" % last_error) if last_error else ""))
+
+
+def first_line(path, timeout=30.0):
+    def line():
+        with open(path) as handle:
+            text = handle.readline()
+        return text.strip() if text.endswith("\n") else None
+    return wait_for("the first line of " + path, line, timeout)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Gateway:
+    """`tether serve` on a fixed port and database, so it can be stopped and started again."""
+
+    def __init__(self, work):
+        self.work = work
+        self.port = free_port()
+        self.db = os.path.join(work, "gateway.sqlite")
+        self.config = os.path.join(work, "config.toml")
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.process = None
+        self.runs = 0
+
+    def start(self):
+        self.runs += 1
+        out = open(os.path.join(self.work, "serve%d.out" % self.runs), "w")
+        err = open(os.path.join(self.work, "serve%d.err" % self.runs), "w")
+        env = dict(os.environ, PAGE_TOKEN=TOKEN, XDG_STATE_HOME=os.path.join(self.work, "state"))
+        self.process = subprocess.Popen([TETHER, "--config", self.config, "serve", "--listen", "127.0.0.1:%d" % self.port,
+                                         "--db", self.db], stdout=out, stderr=err, env=env)
+        line = json.loads(first_line(out.name))
+        assert line["listen"] == self.url, line
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def request(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        request.add_header("Authorization", "Bearer " + TOKEN)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=15) as response:
+            return json.loads(response.read() or b"null")
+
+    def logged(self, session=None):
+        """Every logged event (the long-poll form), optionally of one session."""
+        events, since = [], 0
+        while True:
+            reply = self.request("GET", "/v1/events?format=json&limit=1000&since=%d" % since)
+            events += reply["events"]
+            if not reply["events"]:
+                break
+            since = reply["next"]
+        return [e for e in events if session is None or e.get("session") == session]
+
+
+class DroppingProxy:
+    """A loopback TCP forwarder between the browser and the gateway that can cut every open
+    connection at once: what a phone's network change does to the page's event stream, while the
+    gateway itself stays up (so the browser's own EventSource reconnect is what resumes)."""
+
+    def __init__(self, target_port):
+        self.target_port = target_port
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.lock = threading.Lock()
+        self.open = set()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+                upstream.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.open.update([client, upstream])
+            threading.Thread(target=self.pump, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=self.pump, args=(upstream, client), daemon=True).start()
+
+    def pump(self, source, sink):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def drop(self):
+        """Cuts every connection open now; returns how many."""
+        with self.lock:
+            ends, self.open = self.open, set()
+        for end in ends:
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            end.close()
+        return len(ends) // 2
+
+    def close(self):
+        self.listener.close()
+        self.drop()
+
+
+class Page:
+    def __init__(self, driver, gateway, proxy):
+        self.driver = driver
+        self.gateway = gateway
+        self.proxy = proxy
+        self.url = "http://127.0.0.1:%d/" % proxy.port
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def visible(self, element_id):
+        return self.js("const e = document.getElementById(arguments[0]); return !!e && !e.closest('[hidden]');", element_id)
+
+    def login(self, token):
+        wait_for("the login form", lambda: self.visible("login"))
+        field = self.driver.find_element(By.ID, "login-token")
+        field.clear()
+        field.send_keys(token)
+        self.driver.find_element(By.ID, "login-submit").click()
+
+    def part_texts(self):
+        """data-part-id -> [body text of each element with that id] in the open transcript."""
+        return self.js("""
+            const out = {};
+            for (const e of document.querySelectorAll('#transcript [data-part-id]')) {
+              const body = e.querySelector('.body');
+              (out[e.dataset.partId] = out[e.dataset.partId] || []).push(body ? body.textContent : e.textContent);
+            }
+            return out;""")
+
+    def turn_ends(self):
+        return self.js("return [...document.querySelectorAll('#transcript [data-turn-status]')].map(e => e.dataset.turnStatus);")
+
+    def send(self, text):
+        box = self.driver.find_element(By.ID, "prompt")
+        box.clear()
+        box.send_keys(text)
+        self.driver.find_element(By.ID, "send").click()
+
+
+def assistant_text_parts(gateway, session):
+    """The final text of each assistant text part of a session, by part id, from the gateway's log."""
+    return {e["part"]: e["data"].get("text", "") for e in gateway.logged(session)
+            if e["type"] == "part.completed" and e["data"].get("kind") == "text" and e["data"].get("role") == "assistant"}
+
+
+def rendered_part_ids(gateway, session):
+    """The parts the page renders (all but steps), from the log."""
+    return {e["part"] for e in gateway.logged(session)
+            if e["type"].startswith("part.") and e["type"] != "part.removed" and e.get("part") and e["data"].get("kind") != "step"}
+
+
+def scenario(name):
+    def wrap(function):
+        def run(*args):
+            try:
+                function(*args)
+            except Exception as error:  # a scenario that blows up is a failure, and the rest still run
+                traceback.print_exc(file=sys.stdout)
+                check(name, False, "%s: %s" % (type(error).__name__, error))
+        run.__name__ = function.__name__
+        return run
+    return wrap
+
+
+@scenario("wrong token")
+def wrong_token(page):
+    page.driver.get(page.url)
+    page.login("not-the-token")
+    message = wait_for("the login error", lambda: page.driver.find_element(By.CSS_SELECTOR, "#login [role=alert]").text.strip())
+    check("a wrong token shows a message in role=alert: " + repr(message), "refused" in message)
+    check("the token field is emptied (the page keeps no token)",
+          page.driver.find_element(By.ID, "login-token").get_attribute("value") == "")
+
+
+@scenario("login")
+def login(page):
+    page.login(TOKEN)
+    wait_for("the main view", lambda: page.visible("app"))
+    profile = wait_for("profile oc", lambda: page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=oc]"))
+    state = wait_for("a connected state", lambda: "connected" in profile[0].text and profile[0].text)
+    check("login shows the profiles with their connection state", "connected" in state, state)
+    stored = page.js("return JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie;")
+    check("the token is not stored by the page (the cookie is HttpOnly)", TOKEN not in stored and "tether_session" not in stored, stored)
+
+
+@scenario("streamed turn")
+def streamed_turn(page, context):
+    gateway = page.gateway
+    session = gateway.request("POST", "/v1/profiles/oc/sessions", {"title": "page test"})["id"]
+    context["session"] = session
+    entry = wait_for("the new session in the list", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '#profile-list [data-profile=oc][data-session-id="%s"]' % session))
+    entry[0].click()
+    wait_for("the open transcript", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '#transcript[data-profile=oc][data-session-id="%s"]' % session))
+    page.send(PLAIN_PROMPT)
+    seen = set()
+
+    def done():
+        for texts in page.part_texts().values():
+            for text in texts:
+                seen.add(text)
+        return "completed" in page.turn_ends()
+    wait_for("the turn to complete", done, timeout=30, interval=0.05)
+    partial = [t for t in seen if t and t != PLAIN_ANSWER and PLAIN_ANSWER.startswith(t)]
+    check("the reply streamed in (%d partial texts seen before the whole)" % len(partial), len(partial) >= 1)
+    final = assistant_text_parts(gateway, session)
+    texts = page.part_texts()
+    check("the transcript holds the reply exactly, in the element of its part",
+          len(final) == 1 and all(texts.get(part) == [text] for part, text in final.items()) and list(final.values()) == [PLAIN_ANSWER],
+          json.dumps({"log": final, "page": texts}, ensure_ascii=False))
+    user = [t for t in texts.values() if t == [PLAIN_PROMPT]]
+    check("the prompt is in the transcript once", len(user) == 1, json.dumps(texts, ensure_ascii=False))
+
+
+def phone_checks(page):
+    width = page.js("return document.scrollingElement.scrollWidth;")
+    check("no horizontal scroll at 390×844 (scrollWidth %d)" % width, width <= 390)
+    controls = page.js("""
+        const out = [];
+        for (const e of document.querySelectorAll('button, input, textarea, summary, select')) {
+          if (e.closest('[hidden]') || e.getClientRects().length === 0) continue;
+          const labels = e.labels ? [...e.labels].map(l => l.textContent).join(' ') : '';
+          const name = (e.getAttribute('aria-label') || labels || e.textContent || '').trim();
+          out.push({id: e.id || e.dataset.decision || e.textContent.trim().slice(0, 30), h: e.getBoundingClientRect().height, name});
+        }
+        return out;""")
+    short = [c for c in controls if c["h"] < 44]
+    check("every visible control (%d) is at least 44 px tall" % len(controls), controls and not short, json.dumps(short))
+    unnamed = [c for c in controls if not c["name"]]
+    check("every visible control has an accessible name", not unnamed, json.dumps(unnamed))
+    viewport = page.js("return document.querySelector('meta[name=viewport]').content;")
+    check("the page declares width=device-width (%s)" % viewport, "width=device-width" in viewport)
+    colours = {}
+    for scheme in ["dark", "light"]:
+        page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        colours[scheme] = page.js("return getComputedStyle(document.body).backgroundColor + ' / ' + getComputedStyle(document.body).color;")
+    page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    check("dark and light follow the system %s" % colours, colours["dark"] != colours["light"])
+
+
+@scenario("approval")
+def approval(page, context):
+    gateway = page.gateway
+    session = context["session"]
+    page.send(APPROVAL_PROMPT)
+    card = wait_for("an approval card", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '[data-approval-id][data-profile=oc][data-session-id="%s"]' % session), timeout=30)[0]
+    shown_at = time.time()
+    logged_request = [e for e in gateway.logged(session) if e["type"] == "approval.requested"][-1]
+    requested = logged_request["data"]
+    logged_at = datetime.datetime.strptime(logged_request["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+    check("the card is on the page within 10 s of approval.requested (%.1f s)" % (shown_at - logged_at), shown_at - logged_at < 10)
+    check("the card is the logged approval", card.get_attribute("data-approval-id") == requested["id"])
+    options = [b.get_attribute("data-decision") for b in card.find_elements(By.CSS_SELECTOR, "button[data-decision]")]
+    check("one button per option %s" % options, options == requested["options"], str(requested["options"]))
+    text = card.text
+    check("the risk shows as the word %r" % requested["risk"], ("Risk: " + requested["risk"]).lower() in text.lower(), text)
+    check("the card shows the command", requested.get("command", "") in text and "rm -rf build" in text, text)
+    count = page.driver.find_element(By.ID, "approvals-count").text
+    check("the header counts it (%s)" % count, count == "1")
+
+    # The phone layout, with the card on screen.
+    page.js("document.querySelector('[data-approval-id]').scrollIntoView({block: 'center'});")
+    time.sleep(0.3)
+    shot = os.path.join(OUT, "page-phone.png")
+    page.driver.save_screenshot(shot)
+    check("a 390×844 screenshot is saved at " + shot, os.path.getsize(shot) > 1000)
+    heights = page.js("return [...document.querySelectorAll('[data-approval-id] button')].map(b => b.getBoundingClientRect().height);")
+    check("approval buttons are at least 44 px tall %s" % heights, heights and min(heights) >= 44)
+    phone_checks(page)
+
+    card.find_element(By.CSS_SELECTOR, "button[data-decision=accept]").click()
+    wait_for("the card to go", lambda: not page.driver.find_elements(By.CSS_SELECTOR, "[data-approval-id]"), timeout=10)
+    check("accept: the card disappears", True)
+    resolved = wait_for("approval.resolved in the log", lambda: [
+        e for e in gateway.logged(session) if e["type"] == "approval.resolved" and e["data"]["id"] == requested["id"]])
+    check("the gateway logged the decision accept", resolved[0]["data"]["decision"] == "accept", json.dumps(resolved))
+    wait_for("the turn to complete", lambda: page.turn_ends().count("completed") >= 2, timeout=30)
+    texts = page.part_texts()
+    # Only the simulator's "permission granted" path says this: it received the accept.
+    check("the simulator received accept and the turn completed with its answer",
+          [APPROVAL_ANSWER] in texts.values(), json.dumps(texts, ensure_ascii=False))
+    tools = page.js("return [...document.querySelectorAll('#transcript details.tool')].map(d => [d.open, d.querySelector('summary').textContent]);")
+    check("the finished tool is collapsed, named and marked completed %s" % tools,
+          tools and all(not is_open and "completed" in summary for is_open, summary in tools))
+    reasoning = page.js("return [...document.querySelectorAll('#transcript details.reasoning')].map(d => d.open);")
+    check("reasoning is collapsed", reasoning and not any(reasoning), str(reasoning))
+    plan = wait_for("the plan", lambda: page.driver.find_element(By.ID, "plan").text, timeout=5)
+    check("the plan/todos are shown (%r)" % plan, "Remove the build directory" in plan and "completed" in plan and "null" not in plan)
+    usage = page.driver.find_element(By.ID, "usage").text
+    check("usage is shown (%s)" % usage, "in" in usage and "out" in usage)
+
+
+@scenario("answered elsewhere")
+def answered_elsewhere(page, context):
+    gateway = page.gateway
+    session = context["session"]
+    page.send(APPROVAL_PROMPT)
+    card = wait_for("an approval card", lambda: page.driver.find_elements(By.CSS_SELECTOR, "[data-approval-id]"), timeout=30)[0]
+    approval = card.get_attribute("data-approval-id")
+    gateway.request("POST", "/v1/profiles/oc/approvals/" + approval, {"decision": "decline"})
+    started = time.monotonic()
+    wait_for("the card to go", lambda: not page.driver.find_elements(By.CSS_SELECTOR, "[data-approval-id]"), timeout=10)
+    check("an approval answered elsewhere leaves the page (%.1f s)" % (time.monotonic() - started), True)
+    wait_for("the declined turn to end", lambda: len(page.turn_ends()) >= 3, timeout=30)
+
+
+@scenario("connection lost")
+def connection_lost(page, context):
+    gateway = page.gateway
+    session = context["session"]
+    before = len(page.turn_ends())
+    page.send(PLAIN_PROMPT)
+    known = set(page.part_texts())
+    # Mid-stream: some of the new reply is on the page, not all of it.
+    wait_for("the reply to start streaming", lambda: any(
+        part not in known and texts[0] and texts[0] != PLAIN_ANSWER and PLAIN_ANSWER.startswith(texts[0])
+        for part, texts in page.part_texts().items()), timeout=30, interval=0.02)
+    gateway.stop()
+    time.sleep(1.5)  # the turn goes on in the simulator while the gateway is away
+    wait_for("the page to notice", lambda: page.driver.find_element(By.ID, "stream-state").text != "Live", timeout=10)
+    gateway.start()
+    # The gateway's cookies do not survive its restart: the page asks to log in again, then resumes.
+    wait_for("the login form after the restart", lambda: page.visible("login"), timeout=20)
+    check("after the gateway restarts the stream gets 401 and the page shows login", True)
+    page.login(TOKEN)
+    wait_for("the main view", lambda: page.visible("app"))
+    wait_for("the turn to complete", lambda: len(page.turn_ends()) > before, timeout=30)
+    texts = page.part_texts()
+    duplicated = {part: t for part, t in texts.items() if len(t) != 1}
+    check("after the return every part is on the page once", not duplicated, json.dumps(duplicated, ensure_ascii=False))
+    expected = rendered_part_ids(gateway, session)
+    check("the transcript holds every part of the log (%d)" % len(expected), set(texts) == expected,
+          json.dumps({"missing": sorted(expected - set(texts)), "extra": sorted(set(texts) - expected)}))
+    final = assistant_text_parts(gateway, session)
+    wrong = {part: (text, texts.get(part)) for part, text in final.items() if texts.get(part) != [text]}
+    check("each reply's text is whole and exact after the return", not wrong, json.dumps(wrong, ensure_ascii=False))
+    check("the reply that streamed across the restart is exact", sum(t == [PLAIN_ANSWER] for t in texts.values()) == 2)
+
+
+@scenario("network drop")
+def network_drop(page, context):
+    """The browser's own reconnect: the page's stream is cut (a network change), the gateway stays
+    up, and EventSource comes back with Last-Event-ID, with no login."""
+    gateway = page.gateway
+    session = context["session"]
+    before = len(page.turn_ends())
+    known = set(page.part_texts())
+    page.send(PLAIN_PROMPT)
+    wait_for("the reply to start streaming", lambda: any(
+        part not in known and texts[0] and texts[0] != PLAIN_ANSWER and PLAIN_ANSWER.startswith(texts[0])
+        for part, texts in page.part_texts().items()), timeout=30, interval=0.02)
+    dropped = page.proxy.drop()
+    state = wait_for("the page to see the drop", lambda: page.driver.find_element(By.ID, "stream-state").text != "Live"
+                     and page.driver.find_element(By.ID, "stream-state").text, timeout=10, interval=0.02)
+    check("the page's stream is cut mid-turn (%d connections; the page says %r)" % (dropped, state), dropped >= 1)
+    wait_for("the turn to complete", lambda: len(page.turn_ends()) > before, timeout=30)
+    check("the browser reconnects by itself, without asking to log in", not page.visible("login")
+          and page.driver.find_element(By.ID, "stream-state").text == "Live")
+    texts = page.part_texts()
+    duplicated = {part: t for part, t in texts.items() if len(t) != 1}
+    check("after the drop every part is on the page once", not duplicated, json.dumps(duplicated, ensure_ascii=False))
+    check("the transcript holds every part of the log after the drop", set(texts) == rendered_part_ids(gateway, session))
+    check("the reply that streamed across the drop is exact", sum(t == [PLAIN_ANSWER] for t in texts.values()) == 3,
+          json.dumps(texts, ensure_ascii=False))
+
+
+@scenario("abort")
+def abort(page, context):
+    before = len(page.turn_ends())
+    page.send(PLAIN_PROMPT)
+    known = set(page.part_texts())
+    wait_for("the reply to start streaming", lambda: any(
+        part not in known and texts[0] and PLAIN_ANSWER.startswith(texts[0]) for part, texts in page.part_texts().items()),
+        timeout=30, interval=0.02)
+    page.driver.find_element(By.ID, "abort").click()
+    ends = wait_for("the turn to end", lambda: len(page.turn_ends()) > before and page.turn_ends(), timeout=30)
+    check("Abort stops the running turn (it ends %s)" % ends[-1], ends[-1] == "cancelled")
+
+
+@scenario("history")
+def history_on_open(page, context):
+    gateway = page.gateway
+    session = context["session"]
+    page.driver.refresh()
+    # The cookie keeps the login across a reload; the page itself kept nothing.
+    wait_for("the main view after a reload", lambda: page.visible("app"), timeout=15)
+    entry = wait_for("the session in the list", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '#profile-list [data-profile=oc][data-session-id="%s"]' % session))
+    entry[0].click()
+    wait_for("the history", lambda: sum(t == [APPROVAL_ANSWER] for t in page.part_texts().values()) == 1, timeout=15)
+    texts = page.part_texts()
+    duplicated = {part: t for part, t in texts.items() if len(t) != 1}
+    check("a transcript opened later renders from history, every part once (%d parts)" % len(texts), not duplicated,
+          json.dumps(duplicated, ensure_ascii=False))
+    final = assistant_text_parts(gateway, session)
+    wrong = {part: (text, texts.get(part)) for part, text in final.items() if part in texts and texts[part] != [text]}
+    check("history shows each finished reply whole and exact (%d of %d logged)" % (len(set(final) & set(texts)), len(final)),
+          not wrong and sum(t == [PLAIN_ANSWER] for t in texts.values()) == 3, json.dumps(wrong, ensure_ascii=False))
+
+
+@scenario("long line")
+def long_line(page, context):
+    before = len(page.turn_ends())
+    page.send("Say " + "unbroken" * 60)  # the simulator echoes it in its reply too
+    wait_for("the turn to complete", lambda: len(page.turn_ends()) > before, timeout=30)
+    width = page.js("return document.scrollingElement.scrollWidth;")
+    check("a 480-character word wraps inside its box: no horizontal scroll (scrollWidth %d)" % width, width <= 390)
+
+
+@scenario("notifications")
+def notifications(page):
+    page.js("window.scrollTo(0, 0);")
+    page.driver.find_element(By.ID, "back").click()
+    desk = wait_for("profile desk", lambda: page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=desk]"))[0]
+    desk.find_element(By.XPATH, ".//button[normalize-space()='Notifications']").click()
+    items = wait_for("the notification list", lambda: page.driver.find_elements(By.CSS_SELECTOR, "#notification-list [data-notification-id]"))
+    listed = page.gateway.request("GET", "/v1/profiles/desk/notifications")
+    check("a notification profile's notifications are listed (%d)" % len(items),
+          len(items) == len(listed) > 0 and all(n["title"] in page.driver.find_element(By.ID, "notification-list").text for n in listed))
+    page.driver.find_element(By.ID, "read-all").click()
+    wait_for("every item read", lambda: all(
+        "unread" not in e.text for e in page.driver.find_elements(By.CSS_SELECTOR, "#notification-list [data-notification-id]")), timeout=10)
+    check("Mark all read reaches the backend", all(n.get("read") for n in page.gateway.request("GET", "/v1/profiles/desk/notifications")))
+
+
+@scenario("logout")
+def logout(page):
+    page.driver.find_element(By.ID, "logout").click()
+    wait_for("the login form", lambda: page.visible("login"), timeout=10)
+    status = page.driver.execute_async_script(
+        "const done = arguments[0]; fetch('v1/profiles', {credentials: 'same-origin'}).then(r => done(r.status), () => done(0));")
+    check("Log out shows the login form and the old cookie gets 401 (%s)" % status, status == 401)
+    page.login(TOKEN)
+    wait_for("the main view again", lambda: page.visible("app") and page.visible("home"), timeout=10)
+    check("logging in again after Log out shows the profiles", bool(page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=oc]")))
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="tether-page-")
+    processes = []
+    gateway = None
+    driver = None
+    try:
+        sim_out = os.path.join(work, "sim.out")
+        processes.append(subprocess.Popen([TETHER, "simulate", "opencode", "--listen", "127.0.0.1:0", "--pacing", "60"],
+                                          stdout=open(sim_out, "w"), stderr=open(os.path.join(work, "sim.err"), "w")))
+        sim_url = first_line(sim_out)
+        relay_out = os.path.join(work, "relay.out")
+        processes.append(subprocess.Popen([TETHER, "simulate", "notification", "--listen", "127.0.0.1:0"],
+                                          stdout=open(relay_out, "w"), stderr=open(os.path.join(work, "relay.err"), "w")))
+        relay_url = first_line(relay_out)
+        gateway = Gateway(work)
+        with open(gateway.config, "w") as config:
+            config.write('[profiles.oc]\nbackend = "opencode"\nurl = "%s"\n\n[profiles.desk]\nbackend = "notification"\nurl = "%s"\n\n'
+                         '[serve]\ntokens = [{ env = "PAGE_TOKEN" }]\n' % (sim_url, relay_url))
+        os.chmod(gateway.config, 0o600)
+        gateway.start()
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+        for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=390,844",
+                     "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
+            options.add_argument(flag)
+        options.set_capability("goog:loggingPrefs", {"browser": "SEVERE"})
+        service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"), log_output=os.path.join(work, "chromedriver.log"))
+        driver = webdriver.Chrome(options=options, service=service)
+        driver.set_script_timeout(15)
+        # A phone: 390×844 CSS px, touch, the viewport meta honoured.
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True})
+        proxy = DroppingProxy(gateway.port)
+        page = Page(driver, gateway, proxy)
+        context = {}
+        started = time.monotonic()
+        wrong_token(page)
+        login(page)
+        streamed_turn(page, context)
+        if "session" in context:
+            approval(page, context)
+            answered_elsewhere(page, context)
+            connection_lost(page, context)
+            network_drop(page, context)
+            abort(page, context)
+            history_on_open(page, context)
+            long_line(page, context)
+            notifications(page)
+        logout(page)
+        print("browser scenarios took %.1f s" % (time.monotonic() - started))
+        logs = driver.get_log("browser")
+        # Failed loads ("source": "network") are the test's own doing: 401s, the cut and the restart.
+        errors = [entry for entry in logs if entry.get("level") == "SEVERE" and entry.get("source") != "network"]
+        check("no script errors in the browser console", not errors, json.dumps(errors)[:2000])
+    except Exception as error:
+        traceback.print_exc(file=sys.stdout)
+        check("the test harness", False, "%s: %s" % (type(error).__name__, error))
+    finally:
+        if driver:
+            driver.quit()
+        if gateway:
+            gateway.stop()
+        for process in processes:
+            process.terminate()
+            process.wait(10)
+        if failed:
+            print("logs kept in " + work)
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
