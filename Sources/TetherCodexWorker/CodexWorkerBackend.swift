@@ -247,13 +247,13 @@ public struct CodexWorkerBackend: Backend {
             // The job keeps its events, so following from its start after the send loses nothing.
             let follower = CodexWorkerJobFollower(backend: self, job: receipt.turn!, thread: request.session, since: nil)
             var mapper = CodexWorkerEventMapper()
-            try await follower.follow(mapper: &mapper, live: true) { try await channel.send($0) }
+            try await follower.follow(mapper: &mapper, live: true) { try await channel.send(contentsOf: $0) }
         }
     }
 
     public func events(_ request: EventsRequest) -> EventStream {
         EventChannel.stream { channel in
-            try await CodexWorkerEventStream(backend: self, request: request).run { try await channel.send($0) }
+            try await CodexWorkerEventStream(backend: self, request: request).run { try await channel.send(contentsOf: $0) }
         }
     }
 

@@ -24,7 +24,7 @@ struct CodexWorkerJobFollower: Sendable {
     /// `live: false` replays what the job has now (JSON) and returns. Returns the job's turn id
     /// (from its snapshot), when the worker gave one.
     @discardableResult
-    func follow(mapper: inout CodexWorkerEventMapper, live: Bool, emit: (Event) async throws -> Void) async throws -> String? {
+    func follow(mapper: inout CodexWorkerEventMapper, live: Bool, emit: ([Event]) async throws -> Void) async throws -> String? {
         let snapshot = try await backend.api("reading job \(job)") { try await client.get("/v1/jobs/\(job)") }
         if let thread = thread ?? snapshot["threadId"]?.string { mapper.noteThread(thread, job: job) }
         let turn = snapshot["turnId"]?.string
@@ -33,7 +33,7 @@ struct CodexWorkerJobFollower: Sendable {
     }
 
     private func follow(snapshot: JSONValue, mapper: inout CodexWorkerEventMapper, live: Bool,
-                        emit: (Event) async throws -> Void) async throws {
+                        emit: ([Event]) async throws -> Void) async throws {
         var cursor = mapper.lastSeq[job] ?? since ?? -1
         let terminal = ["DONE", "FAILED", "CANCELLED"].contains(snapshot["state"]?.string ?? "")
         if mapper.hasFinished(job: job) { return }
@@ -59,29 +59,37 @@ struct CodexWorkerJobFollower: Sendable {
                 liveness: backend.configuration.liveness,
                 policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
             do {
-                for try await element in source {
-                    switch element {
-                    case .connecting(let attempt):
-                        if attempt > 1 { try await emit(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL)) }
-                    case .open:
-                        try await emit(.connection(.connected, endpoint: client.configuration.baseURL))
-                    case .disconnected(let reason, let retryIn, let attempt):
-                        try await emit(.connection(.reconnecting, attempt: attempt,
-                                         reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn.secondsText)"))
-                    case .comment:
-                        break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
-                    case .event(let sse):
-                        guard let envelope = try? JSONParser.parse(sse.dataBytes) else {
-                            backend.logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
-                            continue
+                // What one network read brought is handled whole and handed on as one batch.
+                var elements = source.makeAsyncIterator()
+                while let batch = try await elements.nextBatch() {
+                    var gathered: [Event] = []
+                    var finished = false
+                    for element in batch where !finished {
+                        switch element {
+                        case .connecting(let attempt):
+                            if attempt > 1 { gathered.append(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL)) }
+                        case .open:
+                            gathered.append(.connection(.connected, endpoint: client.configuration.baseURL))
+                        case .disconnected(let reason, let retryIn, let attempt):
+                            gathered.append(.connection(.reconnecting, attempt: attempt,
+                                                        reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn.secondsText)"))
+                        case .comment:
+                            break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
+                        case .event(let sse):
+                            guard let envelope = try? JSONParser.parse(sse.dataBytes) else {
+                                backend.logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
+                                continue
+                            }
+                            if let seq = envelope["seq"]?.int {
+                                if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
+                                cursor = max(cursor, seq)
+                            }
+                            gathered += mapper.map(envelope)
+                            finished = envelope["type"]?.string == "job.finished"
                         }
-                        if let seq = envelope["seq"]?.int {
-                            try await reportGap(after: cursor, before: seq, emit: emit)
-                            cursor = max(cursor, seq)
-                        }
-                        for event in mapper.map(envelope) { try await emit(event) }
-                        if envelope["type"]?.string == "job.finished" { return }
                     }
+                    try await emit(gathered)
+                    if finished { return }
                 }
                 return
             } catch let error as NetError {
@@ -91,9 +99,9 @@ struct CodexWorkerJobFollower: Sendable {
                 case (409?, "CURSOR_EXPIRED"?):
                     resumeAfter = nil
                 case (404?, _):
-                    try await emit(.error(TetherError(.eventsLost, "job \(job) is gone from the Codex Worker (404 \(code ?? "JOB_NOT_FOUND")): it was restarted and kept nothing after seq \(cursor)",
+                    try await emit([.error(TetherError(.eventsLost, "job \(job) is gone from the Codex Worker (404 \(code ?? "JOB_NOT_FOUND")): it was restarted and kept nothing after seq \(cursor)",
                                             hint: "thread history survives: tether history \(thread ?? "THREAD")"),
-                                session: thread, turn: job))
+                                session: thread, turn: job)])
                     return
                 case (401?, _), (403?, _):
                     throw client.tetherError(.init(status: error.status!, code: code ?? "UNAUTHORIZED", message: ""), doing: "streaming job \(job)")
@@ -106,19 +114,23 @@ struct CodexWorkerJobFollower: Sendable {
 
     /// Events between `cursor` (the last seq we have) and `seq` (the one that arrived) were
     /// trimmed before we could read them: say exactly which.
-    private func reportGap(after cursor: Int64, before seq: Int64, emit: (Event) async throws -> Void) async throws {
-        guard seq > cursor + 1 else { return }
+    private func reportGap(after cursor: Int64, before seq: Int64, emit: ([Event]) async throws -> Void) async throws {
+        if let gap = gapEvent(after: cursor, before: seq) { try await emit([gap]) }
+    }
+
+    private func gapEvent(after cursor: Int64, before seq: Int64) -> Event? {
+        guard seq > cursor + 1 else { return nil }
         let count = seq - cursor - 1
         let seqs = count == 1 ? "seq \(cursor + 1)" : "seq \(cursor + 1)…\(seq - 1)"
-        try await emit(.error(TetherError(.eventsLost, "\(count) event\(count == 1 ? "" : "s") of job \(job) \(count == 1 ? "was" : "were") lost (\(seqs)): the Codex Worker no longer keeps them",
-                                hint: "the job's final state still arrives; tether history shows the thread's messages"),
-                    session: thread, turn: job))
+        return .error(TetherError(.eventsLost, "\(count) event\(count == 1 ? "" : "s") of job \(job) \(count == 1 ? "was" : "were") lost (\(seqs)): the Codex Worker no longer keeps them",
+                                  hint: "the job's final state still arrives; tether history shows the thread's messages"),
+                      session: thread, turn: job)
     }
 
     /// The job's events after `cursor` as one JSON page; from the first retained one when the
     /// worker no longer has them all. The gap is worked out from the seqs the page holds, so it
     /// is exact even for a job that is still running.
-    private func replay(after cursor: Int64, mapper: inout CodexWorkerEventMapper, emit: (Event) async throws -> Void) async throws {
+    private func replay(after cursor: Int64, mapper: inout CodexWorkerEventMapper, emit: ([Event]) async throws -> Void) async throws {
         let page: JSONValue
         do {
             do {
@@ -135,7 +147,7 @@ struct CodexWorkerJobFollower: Sendable {
                 try await reportGap(after: last, before: seq, emit: emit)
                 last = max(last, seq)
             }
-            for event in mapper.map(envelope) { try await emit(event) }
+            try await emit(mapper.map(envelope))
         }
     }
 }
@@ -146,7 +158,7 @@ struct CodexWorkerEventStream: Sendable {
     let backend: CodexWorkerBackend
     let request: EventsRequest
 
-    func run(emit: @escaping @Sendable (Event) async throws -> Void) async throws {
+    func run(emit: @escaping @Sendable ([Event]) async throws -> Void) async throws {
         var mapper = CodexWorkerEventMapper()
         var since: Int64?
         var job = request.turn
@@ -193,14 +205,14 @@ struct CodexWorkerEventStream: Sendable {
                 if let entries = try await look(thread, reported: &historyMissingReported, emit: emit) {
                     steps = jobs.look(entries)
                 }
-                if lookPolicy.attempts > 0 { try await emit(.connection(.connected, endpoint: backend.client.configuration.baseURL)) }
+                if lookPolicy.attempts > 0 { try await emit([.connection(.connected, endpoint: backend.client.configuration.baseURL)]) }
                 lookPolicy.connected(at: .now)
                 lookPolicy.madeProgress()
             } catch let error as TetherError where error.retryable {
                 switch lookPolicy.failed(.transportError, at: .now) {
                 case .reconnect(let delay, let attempt):
-                    try await emit(.connection(.reconnecting, attempt: attempt,
-                                               reason: "looking for the jobs of thread \(thread): \(error.message); retrying in \(delay.secondsText)"))
+                    try await emit([.connection(.reconnecting, attempt: attempt,
+                                               reason: "looking for the jobs of thread \(thread): \(error.message); retrying in \(delay.secondsText)")])
                     try await Task.sleep(for: delay)
                     continue
                 case .stop:
@@ -210,7 +222,7 @@ struct CodexWorkerEventStream: Sendable {
             if steps.isEmpty {
                 if !announcedWaiting {
                     announcedWaiting = true
-                    try await emit(.sessionStatus(thread, .idle))
+                    try await emit([.sessionStatus(thread, .idle)])
                 }
                 try await Task.sleep(for: backend.configuration.jobPollInterval)
                 continue
@@ -226,11 +238,11 @@ struct CodexWorkerEventStream: Sendable {
                         if let turn { jobs.noteTurn(turn, ofJob: job) }
                     } catch let error as TetherError where error.code == .notFound {
                         // Named by the history a moment ago, gone now: the worker restarted in between.
-                        try await emit(lost(job: job, turn: nil, thread: thread, why: "the Codex Worker no longer has it (\(error.message))"))
+                        try await emit([lost(job: job, turn: nil, thread: thread, why: "the Codex Worker no longer has it (\(error.message))")])
                     }
                 case .lost(let job, let turn):
-                    try await emit(lost(job: job, turn: turn, thread: thread,
-                                        why: "it ran while this stream was between looks, and the Codex Worker has restarted since and kept none of its events"))
+                    try await emit([lost(job: job, turn: turn, thread: thread,
+                                        why: "it ran while this stream was between looks, and the Codex Worker has restarted since and kept none of its events")])
                 }
             }
         }
@@ -249,7 +261,7 @@ struct CodexWorkerEventStream: Sendable {
     /// once, as an `error` event that is not retryable, and the stream stays open, looking again
     /// at each interval (a worker upgraded in place starts answering). Returns nil meanwhile.
     private func look(_ thread: String, reported: inout Bool,
-                      emit: (Event) async throws -> Void) async throws -> [CodexWorkerThreadJobs.Entry]? {
+                      emit: ([Event]) async throws -> Void) async throws -> [CodexWorkerThreadJobs.Entry]? {
         do {
             return CodexWorkerThreadJobs.entries(fromHistory: try await backend.threadEnvelopes(thread), thread: thread)
         } catch let missing as CodexWorkerBackend.MissingRoute {
@@ -257,9 +269,9 @@ struct CodexWorkerEventStream: Sendable {
                 reported = true
                 backend.logger.info("this Codex Worker has no thread history route; jobs of the thread cannot be found",
                                     metadata: ["thread": "\(thread)", "status": "\(missing.status)", "code": "\(missing.code)"])
-                try await emit(.error(missing.tetherError(doing: "finding the jobs of thread \(thread)",
+                try await emit([.error(missing.tetherError(doing: "finding the jobs of thread \(thread)",
                                                           hint: "follow one job instead: tether events --turn JOB --follow (tether send prints the job id)"),
-                                      session: thread))
+                                      session: thread)])
             }
             return nil
         }

@@ -32,11 +32,11 @@ struct OpenCodeEventStream: Sendable {
 
     private func pump(_ output: EventChannel) async throws {
         var machine = await makeMachine()
-        var outbox = EventOutbox(channel: output)
+        let outbox = EventOutbox(channel: output)
 
         guard request.follow else {
             // A snapshot of what is current, then stop.
-            try await execute(machine.resynced(try await readSnapshot(for: machine), at: Event.now()), &machine, &outbox)
+            try await execute(machine.resynced(try await readSnapshot(for: machine), at: Event.now()), &machine, outbox)
             try await outbox.flush()
             return
         }
@@ -61,7 +61,7 @@ struct OpenCodeEventStream: Sendable {
                 var elements = source.makeAsyncIterator()
                 while let batch = try await elements.nextBatch() {
                     for element in batch {
-                        try await handle(element, &machine, &outbox)
+                        try await handle(element, &machine, outbox)
                         if case .event = element { resyncPolicy.madeProgress() }
                         if machine.isDone { break }
                     }
@@ -91,10 +91,10 @@ struct OpenCodeEventStream: Sendable {
         }
     }
 
-    private func handle(_ element: EventSource.Element, _ machine: inout OpenCodeStreamMachine, _ outbox: inout EventOutbox) async throws {
+    private func handle(_ element: EventSource.Element, _ machine: inout OpenCodeStreamMachine, _ outbox: EventOutbox) async throws {
         let now = Event.now()
         guard case .event(let sse) = element else {
-            return try await execute(machine.receive(element, at: now), &machine, &outbox)
+            return try await execute(machine.receive(element, at: now), &machine, outbox)
         }
         let wire: OpenCodeWireEvent
         do {
@@ -103,13 +103,13 @@ struct OpenCodeEventStream: Sendable {
             logger.warning("skipping an OpenCode event that cannot be read", metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
             return
         }
-        try await execute(machine.receive(wire, at: now), &machine, &outbox)
+        try await execute(machine.receive(wire, at: now), &machine, outbox)
     }
 
     /// Runs the machine's actions, and those they lead to. Events wait in the outbox until the
     /// batch ends or I/O is about to happen, so they go out in order and never wait on I/O.
     private func execute(_ actions: [OpenCodeStreamMachine.Action], _ machine: inout OpenCodeStreamMachine,
-                         _ outbox: inout EventOutbox) async throws {
+                         _ outbox: EventOutbox) async throws {
         for action in actions {
             switch action {
             case .emit(let events):
@@ -119,12 +119,12 @@ struct OpenCodeEventStream: Sendable {
             case .resync:
                 try await outbox.flush()
                 let snapshot = try await readSnapshot(for: machine)
-                try await execute(machine.resynced(snapshot, at: Event.now()), &machine, &outbox)
+                try await execute(machine.resynced(snapshot, at: Event.now()), &machine, outbox)
             case .reconcile(let session, let wire):
                 try await outbox.flush()
                 let messages = try await messages(of: session)
                 try await execute(machine.reconciled(session: session, messages: messages, then: wire, at: Event.now()),
-                                  &machine, &outbox)
+                                  &machine, outbox)
             case .postPrompt:
                 guard let prompt = sendOnReady else { continue }
                 try await outbox.flush()

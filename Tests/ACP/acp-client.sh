@@ -9,24 +9,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 BUILD="$ROOT/.build-acp"
 ACP_VERSION="0.12.1"
-PASSED=0
-FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
-finish() {
-    echo "$PASSED passed, $FAILED failed"
-    [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
-    exit $?
-}
+source "$ROOT/Tests/script-support.sh"
 
 mkdir -p "$BUILD"
 # 1. The client library from PyPI, in a venv (idempotent, quiet).
 VENV="$BUILD/venv"
-if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('agent-client-protocol') != '$ACP_VERSION')" 2>/dev/null; then
-    python3 -m venv "$VENV" >/dev/null 2>&1 || { fail "python3 -m venv"; finish; }
-    timeout 600 "$VENV/bin/pip" install -q --disable-pip-version-check "agent-client-protocol==$ACP_VERSION" >"$BUILD/pip.log" 2>&1 \
-        || { cat "$BUILD/pip.log"; fail "pip install agent-client-protocol==$ACP_VERSION"; finish; }
-fi
+ensure_venv "$VENV" "agent-client-protocol==$ACP_VERSION" || { fail "pip install agent-client-protocol==$ACP_VERSION"; finish; }
 pass "agent-client-protocol $ACP_VERSION installed in $VENV"
 
 TETHER="${TETHER_BIN:-$(swift build --show-bin-path)/tether}"

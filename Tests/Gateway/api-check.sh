@@ -14,25 +14,11 @@ VENV="$ROOT/.build-gateway-venv"
 SCHEMATHESIS_VERSION="4.32.5"
 VALIDATOR_VERSION="0.9.0"
 MAX_EXAMPLES="${GATEWAY_API_EXAMPLES:-25}"
-PASSED=0
-FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
-finish() {
-    echo "$PASSED passed, $FAILED failed"
-    [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
-    exit $?
-}
+source "$ROOT/Tests/script-support.sh"
 
 # 1. The tools, from PyPI (idempotent, quiet).
-if ! "$VENV/bin/python" -c "
-import importlib.metadata as m, sys
-sys.exit(m.version('schemathesis') != '$SCHEMATHESIS_VERSION' or m.version('openapi-spec-validator') != '$VALIDATOR_VERSION')" 2>/dev/null; then
-    python3 -m venv "$VENV" >/dev/null 2>&1 || { fail "python3 -m venv"; finish; }
-    timeout 600 "$VENV/bin/pip" install -q --disable-pip-version-check \
-        "schemathesis==$SCHEMATHESIS_VERSION" "openapi-spec-validator==$VALIDATOR_VERSION" >"$VENV.pip.log" 2>&1 \
-        || { cat "$VENV.pip.log"; fail "pip install schemathesis openapi-spec-validator"; finish; }
-fi
+ensure_venv "$VENV" "schemathesis==$SCHEMATHESIS_VERSION" "openapi-spec-validator==$VALIDATOR_VERSION" \
+    || { fail "pip install schemathesis openapi-spec-validator"; finish; }
 
 TETHER="${TETHER_BIN:-$(swift build --show-bin-path)/tether}"
 [ -x "$TETHER" ] || { fail "tether binary not found at $TETHER (run swift build)"; finish; }

@@ -8,24 +8,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 LIVE="$ROOT/.build-live"
 CODEX_VERSION="0.163.0"
-PASSED=0
-FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
-finish() {
-    echo "$PASSED passed, $FAILED failed"
-    [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
-    exit $?
-}
+source "$ROOT/Tests/script-support.sh"
 
 mkdir -p "$LIVE"
 # 1. codex from PyPI, in a venv (idempotent, quiet).
 VENV="$LIVE/venv"
-if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('openai-codex-cli-bin') != '$CODEX_VERSION')" 2>/dev/null; then
-    python3 -m venv "$VENV" >/dev/null 2>&1 || { fail "python3 -m venv"; finish; }
-    timeout 600 "$VENV/bin/pip" install -q --disable-pip-version-check "openai-codex-cli-bin==$CODEX_VERSION" >"$LIVE/pip.log" 2>&1 \
-        || { cat "$LIVE/pip.log"; fail "pip install openai-codex-cli-bin==$CODEX_VERSION"; finish; }
-fi
+ensure_venv "$VENV" "openai-codex-cli-bin==$CODEX_VERSION" || { fail "pip install openai-codex-cli-bin==$CODEX_VERSION"; finish; }
 CODEX="$(find "$VENV" -path '*codex_cli_bin/bin/codex' -type f | head -n 1)"
 if [ -n "$CODEX" ] && [ -x "$CODEX" ] && timeout 30 "$CODEX" --version | grep -q "$CODEX_VERSION"; then
     pass "codex binary $("$CODEX" --version)"

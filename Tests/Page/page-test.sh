@@ -12,16 +12,12 @@ OUT="$ROOT/.build-page"
 VENV="$OUT/venv"
 # 4.52 needs a certifi newer than some PyPI mirrors carry.
 SELENIUM_VERSION="4.51.0"
+source "$ROOT/Tests/script-support.sh"
+# Setup failures end the run at once (the scenarios themselves are tallied by page_test.py).
 fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
 
 mkdir -p "$OUT"
-if ! "$VENV/bin/python" -c "
-import importlib.metadata as m, sys
-sys.exit(m.version('selenium') != '$SELENIUM_VERSION')" 2>/dev/null; then
-    python3 -m venv "$VENV" >/dev/null 2>&1 || fail "python3 -m venv"
-    timeout 600 "$VENV/bin/pip" install -q --disable-pip-version-check "selenium==$SELENIUM_VERSION" >"$OUT/pip.log" 2>&1 \
-        || { cat "$OUT/pip.log"; fail "pip install selenium==$SELENIUM_VERSION"; }
-fi
+ensure_venv "$VENV" "selenium==$SELENIUM_VERSION" || fail "pip install selenium==$SELENIUM_VERSION"
 
 CHROMIUM="${CHROMIUM:-$(command -v chromium || true)}"
 CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver || true)}"

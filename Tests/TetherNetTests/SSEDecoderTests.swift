@@ -532,3 +532,18 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// The fast ASCII test that decides whether an event's data needs UTF-8 repair.
+@Suite struct SSEDecoderASCIITests {
+    @Test func aHighBitAnywhereIsFound() {
+        for length in 0..<40 {
+            let ascii = [UInt8](repeating: 0x61, count: length)
+            #expect(SSEDecoder.isASCII(ascii))
+            for position in 0..<length {
+                var bytes = ascii
+                bytes[position] = 0xC3
+                #expect(!SSEDecoder.isASCII(bytes), "length \(length), position \(position)")
+            }
+        }
+    }
+}

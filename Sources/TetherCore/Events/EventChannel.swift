@@ -1,3 +1,4 @@
+import Synchronization
 import TetherStreaming
 
 /// The hand-off from an adapter's producer task to the consumer of its event stream: a
@@ -45,21 +46,24 @@ public final class EventChannel: Sendable {
 }
 
 /// Events on their way to a channel's consumer: an adapter gathers what one network read means
-/// and hands it over as one batch (`flush`), before any I/O that could keep it waiting.
-public struct EventOutbox: Sendable {
+/// (`add`, which never waits) and hands it over as one batch (`flush`) at the end of that read
+/// and before any I/O that could keep it waiting. One task uses it at a time.
+public final class EventOutbox: Sendable {
     public let channel: EventChannel
-    private var events: [Event] = []
+    private let events = Mutex<[Event]>([])
 
     public init(channel: EventChannel) { self.channel = channel }
 
-    public mutating func add(_ more: [Event]) { events.append(contentsOf: more) }
+    public func add(_ more: [Event]) { events.withLock { $0.append(contentsOf: more) } }
 
-    public mutating func add(_ event: Event) { events.append(event) }
+    public func add(_ event: Event) { events.withLock { $0.append(event) } }
 
-    public mutating func flush() async throws {
-        guard !events.isEmpty else { return }
-        let batch = events
-        events.removeAll(keepingCapacity: true)
+    public func flush() async throws {
+        let batch = events.withLock { events -> [Event] in
+            defer { events.removeAll(keepingCapacity: true) }
+            return events
+        }
+        guard !batch.isEmpty else { return }
         try await channel.send(contentsOf: batch)
     }
 }

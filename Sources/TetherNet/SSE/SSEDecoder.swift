@@ -289,7 +289,7 @@ extension SSEDecoder {
         var data = Array(dataBuffer[..<(dataBuffer.count - 1)])
         // The stream is UTF-8 decoded with replacement (the spec): ASCII needs nothing, anything
         // else is repaired once here, so every consumer reads valid UTF-8.
-        if !data.allSatisfy({ $0 < 0x80 }) { data = Array(String(decoding: data, as: UTF8.self).utf8) }
+        if !Self.isASCII(data) { data = Array(String(decoding: data, as: UTF8.self).utf8) }
         let type = eventType.isEmpty ? "message" : eventType
         let event = SSEEvent(type: type, dataBytes: data, id: committedID, retry: eventRetry)
         resetEvent()
@@ -307,6 +307,23 @@ extension SSEDecoder {
         var start = colon + 1
         if start < line.count, line[start] == .space { start += 1 }
         return UnsafeRawBufferPointer(rebasing: line[start...])
+    }
+
+    /// Whether every byte is below 0x80, eight bytes at a time (this runs on every event's data).
+    static func isASCII(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { raw in
+            var index = 0
+            var high: UInt64 = 0
+            while index + 8 <= raw.count {
+                high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                index += 8
+            }
+            while index < raw.count {
+                high |= UInt64(raw[index])
+                index += 1
+            }
+            return high & 0x8080_8080_8080_8080 == 0
+        }
     }
 
     /// UTF-8 with replacement characters for invalid sequences, as the spec's decoder does.
