@@ -70,9 +70,11 @@ final class CodexMonitorRPC: Sendable {
     private let notificationBudget: Int
     private let state = Mutex(State())
 
-    /// - Parameter notificationBudget: bytes of notifications queued for the consumer before
-    ///   newer ones are dropped (and reported as lost).
-    init(connection: any LineConnection, logger: Logger, notificationBudget: Int = 16 << 20) {
+    /// - Parameter notificationBudget: bytes of notification lines queued for the consumer
+    ///   before the reader pauses (or, while a call waits for its response, drops and reports
+    ///   them as lost). Queued notifications are held parsed, several times their line's size:
+    ///   2 MiB of lines kept a flood near 100 MB where 16 MiB reached 660 MB.
+    init(connection: any LineConnection, logger: Logger, notificationBudget: Int = 2 << 20) {
         self.connection = connection
         self.logger = logger
         self.notificationBudget = notificationBudget
