@@ -68,16 +68,20 @@ final class CodexMonitorRPC: Sendable {
     private let connection: any LineConnection
     private let logger: Logger
     private let notificationBudget: Int
+    private let callBudget: Int
     private let state = Mutex(State())
 
-    /// - Parameter notificationBudget: bytes of notification lines queued for the consumer
-    ///   before the reader pauses (or, while a call waits for its response, drops and reports
-    ///   them as lost). Queued notifications are held parsed, several times their line's size:
-    ///   2 MiB of lines kept a flood near 100 MB where 16 MiB reached 660 MB.
-    init(connection: any LineConnection, logger: Logger, notificationBudget: Int = 2 << 20) {
+    /// - Parameters:
+    ///   - notificationBudget: bytes of notification lines queued for the consumer before the
+    ///     reader pauses. Queued notifications are held parsed, several times their line's size.
+    ///   - callBudget: while a call waits for its response the reader cannot pause (the
+    ///     response comes on the same connection): it queues up to this many bytes, then drops
+    ///     and reports them as lost.
+    init(connection: any LineConnection, logger: Logger, notificationBudget: Int = 2 << 20, callBudget: Int = 16 << 20) {
         self.connection = connection
         self.logger = logger
         self.notificationBudget = notificationBudget
+        self.callBudget = max(callBudget, notificationBudget)
     }
 
     /// Starts reading. Call once.
@@ -295,7 +299,8 @@ final class CodexMonitorRPC: Sendable {
                 return .delivered(waiter.continuation)
             }
             // One notification is always taken, however large: the budget bounds the backlog.
-            guard state.queuedBytes == 0 || state.queuedBytes + bytes <= notificationBudget else {
+            let limit = state.pending.isEmpty ? notificationBudget : callBudget
+            guard state.queuedBytes == 0 || state.queuedBytes + bytes <= limit else {
                 if state.pending.isEmpty, state.end == nil, !state.closing { return .full }
                 // Dropped: count it on a trailing `lost` marker (which may exceed the budget by one entry).
                 if let last = state.queue.last, state.queue.count > state.head, case .lost(let count) = last.0 {

@@ -5,9 +5,10 @@ import TetherNet
 @testable import TetherCodexMonitor
 
 @Suite struct CodexMonitorRPCTests {
-    func makeRPC(budget: Int = 16 << 20) -> (CodexMonitorRPC, MemoryLineConnection) {
+    func makeRPC(budget: Int = 2 << 20, callBudget: Int? = nil) -> (CodexMonitorRPC, MemoryLineConnection) {
         let connection = MemoryLineConnection()
-        let rpc = CodexMonitorRPC(connection: connection, logger: quietLogger, notificationBudget: budget)
+        let rpc = CodexMonitorRPC(connection: connection, logger: quietLogger, notificationBudget: budget,
+                                  callBudget: callBudget ?? budget)
         rpc.start()
         return (rpc, connection)
     }
@@ -134,8 +135,9 @@ import TetherNet
 
     @Test func aConsumerThatFallsBehindIsToldHowManyNotificationsWereDropped() async throws {
         let line = #"{"method":"app-server-event","params":{"workspace_id":"ws-1","message":{"method":"x"}}}"#
-        let (rpc, connection) = makeRPC(budget: line.utf8.count * 3)
-        for _ in 0..<10 { connection.deliver(line) }
+        // Three lines before the reader pauses, six while a call waits for its response.
+        let (rpc, connection) = makeRPC(budget: line.utf8.count * 3, callBudget: line.utf8.count * 6)
+        for _ in 0..<13 { connection.deliver(line) }
         // A call still gets through: the reader never waits for the notification consumer.
         async let answer = rpc.call("ping", timeout: .seconds(5))
         let request = try #require(try await connection.nextRequest())
@@ -143,9 +145,9 @@ import TetherNet
         #expect(try await answer == ["ok": true])
 
         var received: [CodexMonitorRPC.Incoming] = []
-        for _ in 0..<4 { received.append(try #require(try await rpc.nextNotification())) }
-        #expect(received.prefix(3).allSatisfy { if case .notification = $0 { true } else { false } })
-        #expect(received[3] == .lost(count: 7))
+        for _ in 0..<7 { received.append(try #require(try await rpc.nextNotification())) }
+        #expect(received.prefix(6).allSatisfy { if case .notification = $0 { true } else { false } })
+        #expect(received[6] == .lost(count: 7))
         #expect(try await rpc.poll(timeout: .milliseconds(50)) == .timedOut)
     }
 
