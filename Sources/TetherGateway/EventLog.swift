@@ -94,7 +94,7 @@ public final class EventLog: Sendable {
     }
 
     /// Up to `limit` events after `seq`, in seq order, matching `filter`.
-    public func events(after seq: Int64, matching filter: EventFilter = EventFilter(), limit: Int = 500) throws -> [LoggedEvent] {
+    public func events(after seq: Int64, matching filter: EventQuery = EventQuery(), limit: Int = 500) throws -> [LoggedEvent] {
         try pool.read { db in
             var after = seq
             var found: [LoggedEvent] = []

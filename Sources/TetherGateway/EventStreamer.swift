@@ -8,14 +8,14 @@ import TetherCore
 /// with a seq above the last one sent: nothing is skipped or repeated at the seam.
 public struct EventStreamer: Sendable {
     public let journal: EventJournal
-    public let filter: EventFilter
+    public let filter: EventQuery
     public let cursor: EventStreamCursor
     public let heartbeatInterval: Duration
     /// A write that has not completed after this long means the client stopped reading (its
     /// socket and ours are full): it is cut off, in the replay as in the live phase.
     public let stallLimit: Duration
 
-    public init(journal: EventJournal, filter: EventFilter, cursor: EventStreamCursor, heartbeat: Duration = .seconds(15),
+    public init(journal: EventJournal, filter: EventQuery, cursor: EventStreamCursor, heartbeat: Duration = .seconds(15),
                 stallLimit: Duration = .seconds(25)) {
         self.journal = journal
         self.filter = filter

@@ -5,9 +5,9 @@ import TetherCore
 
 /// `GET /v1/events`: SSE by default, long-poll JSON with `format=json`.
 extension GatewayAPI {
-    func filter(_ request: Request) -> EventFilter {
+    func filter(_ request: Request) -> EventQuery {
         let query = request.uri.queryParameters
-        return EventFilter(profiles: Set(query.getAll("profile")), session: query.get("session"), types: query.getAll("type"))
+        return EventQuery(profiles: Set(query.getAll("profile")), session: query.get("session"), types: query.getAll("type"))
     }
 
     func events(_ request: Request, context: GatewayRequestContext) async throws -> Response {
@@ -75,7 +75,7 @@ extension GatewayAPI {
         return JSONResponse.raw("{\"events\":[" + items.joined(separator: ",") + "],\"next\":\(next)}")
     }
 
-    static func firstMatch(in subscription: EventSubscription, after since: Int64, filter: EventFilter, within timeout: Duration) async -> Bool {
+    static func firstMatch(in subscription: EventSubscription, after since: Int64, filter: EventQuery, within timeout: Duration) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await delivery in subscription.deliveries {

@@ -125,11 +125,11 @@ import TetherCore
         _ = try log.append(Self.part(.partDelta, part: "p1"))
         _ = try log.append(Self.part(.partCompleted, part: "p1", profile: "work"))
         _ = try log.append(Self.stamped(.approvalRequested(Approval(id: "a1", session: "s2", kind: .command, options: [.accept], risk: .low))))
-        #expect(try log.events(after: 0, matching: EventFilter(profiles: ["work"])).map(\.seq) == [2])
-        #expect(try log.events(after: 0, matching: EventFilter(types: ["approval."])).map(\.seq) == [3])
-        #expect(try log.events(after: 0, matching: EventFilter(types: ["part"])).map(\.seq) == [1, 2])
-        #expect(try log.events(after: 0, matching: EventFilter(types: ["part.delta"])).map(\.seq) == [1])
-        #expect(try log.events(after: 0, matching: EventFilter(session: "s2")).map(\.seq) == [3])
+        #expect(try log.events(after: 0, matching: EventQuery(profiles: ["work"])).map(\.seq) == [2])
+        #expect(try log.events(after: 0, matching: EventQuery(types: ["approval."])).map(\.seq) == [3])
+        #expect(try log.events(after: 0, matching: EventQuery(types: ["part"])).map(\.seq) == [1, 2])
+        #expect(try log.events(after: 0, matching: EventQuery(types: ["part.delta"])).map(\.seq) == [1])
+        #expect(try log.events(after: 0, matching: EventQuery(session: "s2")).map(\.seq) == [3])
         #expect(try log.events(after: 1, limit: 1).map(\.seq) == [2])
     }
 }

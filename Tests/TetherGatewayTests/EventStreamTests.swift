@@ -33,11 +33,11 @@ import TetherCore
     }
 
     @Test func typeFiltersMatchWholeFamiliesOnly() {
-        #expect(EventFilter.type("approval.requested", matches: "approval."))
-        #expect(EventFilter.type("approval.requested", matches: "approval"))
-        #expect(!EventFilter.type("approvals.x", matches: "approval"))
-        #expect(EventFilter.type("error", matches: "error"))
-        #expect(!EventFilter.type("part.delta", matches: "part.completed"))
+        #expect(EventQuery.type("approval.requested", matches: "approval."))
+        #expect(EventQuery.type("approval.requested", matches: "approval"))
+        #expect(!EventQuery.type("approvals.x", matches: "approval"))
+        #expect(EventQuery.type("error", matches: "error"))
+        #expect(!EventQuery.type("part.delta", matches: "part.completed"))
     }
 
     /// Collects what a streamer writes until `count` frames arrived, then ends the stream.
@@ -68,7 +68,7 @@ import TetherCore
         // Appended after the subscription and before the replay is read: in both, sent once.
         try journal.record(Self.delta("p3"))
         let collector = Collector()
-        let streamer = EventStreamer(journal: journal, filter: EventFilter(), cursor: .after(1))
+        let streamer = EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(1))
         let task = Task { try await streamer.stream(subscription) { collector.add($0) } }
         try await waitUntil { collector.ids.count >= 3 }
         for index in 4..<8 { try journal.record(Self.delta("p\(index)")) }
@@ -82,7 +82,7 @@ import TetherCore
         let journal = try Self.journal()
         for index in 0..<3 { try journal.record(Self.delta("p\(index)")) }
         let collector = Collector()
-        let streamer = EventStreamer(journal: journal, filter: EventFilter(session: "s2"), cursor: .now)
+        let streamer = EventStreamer(journal: journal, filter: EventQuery(session: "s2"), cursor: .now)
         let subscription = journal.broadcast.subscribe()
         let task = Task { try await streamer.stream(subscription) { collector.add($0) } }
         try await waitUntil { !collector.frames.withLock { $0 }.isEmpty }
@@ -104,7 +104,7 @@ import TetherCore
         let collector = Collector()
         let subscription = journal.broadcast.subscribe()
         let task = Task {
-            try await EventStreamer(journal: journal, filter: EventFilter(), cursor: .after(1)).stream(subscription) { collector.add($0) }
+            try await EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(1)).stream(subscription) { collector.add($0) }
         }
         try await waitUntil { collector.ids.count >= 3 }
         journal.broadcast.closeAll()
@@ -118,7 +118,7 @@ import TetherCore
     @Test func anIdleStreamSendsCommentHeartbeats() async throws {
         let journal = try Self.journal()
         let collector = Collector()
-        let streamer = EventStreamer(journal: journal, filter: EventFilter(), cursor: .now, heartbeat: .milliseconds(20))
+        let streamer = EventStreamer(journal: journal, filter: EventQuery(), cursor: .now, heartbeat: .milliseconds(20))
         let subscription = journal.broadcast.subscribe()
         let task = Task { try await streamer.stream(subscription) { collector.add($0) } }
         try await waitUntil { collector.frames.withLock { $0 }.filter { $0 == SSEFrame.heartbeat }.count >= 2 }
@@ -133,7 +133,7 @@ import TetherCore
         let subscription = journal.broadcast.subscribe()
         let cut = Mutex(false)
         subscription.onOverflow { cut.withLock { $0 = true } }
-        let streamer = EventStreamer(journal: journal, filter: EventFilter(), cursor: .after(0), stallLimit: .milliseconds(100))
+        let streamer = EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(0), stallLimit: .milliseconds(100))
         // The replay's first write never completes, as into a socket the client stopped reading.
         let task = Task { try await streamer.stream(subscription) { _ in try await Task.sleep(for: .seconds(3600)) } }
         try await waitUntil { cut.withLock { $0 } }

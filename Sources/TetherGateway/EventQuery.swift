@@ -1,6 +1,6 @@
-/// The filters of `GET /v1/events` (and its long-poll form): profiles (any of), one session,
+/// What a client asks of `GET /v1/events` (and its long-poll form): profiles (any of), one session,
 /// types (any of; a value ending in "." such as `approval.` matches the whole family).
-public struct EventFilter: Sendable, Equatable {
+public struct EventQuery: Sendable, Equatable {
     public var profiles: Set<String>
     public var session: String?
     public var types: [String]
