@@ -1,5 +1,5 @@
 import Testing
-import TetherCore
+@testable import TetherCore
 
 /// Bounded per-id state: the oldest inserted entry goes first, updates keep their place.
 @Suite struct RecentMapTests {
@@ -34,5 +34,15 @@ import TetherCore
         #expect(map.count == 100)
         #expect(map.evicted == 100_000 - 100)
         #expect(Set(map.map(\.value)) == Set((199_800..<200_000).filter { $0 % 2 == 1 }))
+    }
+
+    /// A stream of ever-new keys (parts opened and never completed): every insert evicts the
+    /// oldest, and the rows eviction has passed are let go of too, not kept with their keys.
+    @Test func evictionAloneKeepsTheBookkeepingBounded() {
+        var map = RecentMap<Int>(capacity: 1024)
+        for index in 0..<100_000 { map["part-\(index)"] = index }
+        #expect(map.count == 1024 && map.evicted == 100_000 - 1024)
+        #expect(map.orderRows <= 2 * 1024 + 1)
+        #expect(map["part-99999"] == 99_999 && map["part-\(100_000 - 1025)"] == nil)
     }
 }

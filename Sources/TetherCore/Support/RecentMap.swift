@@ -35,8 +35,8 @@ public struct RecentMap<Value>: Sequence {
     /// Stores `value`; returns the entry the bound let go of to make room, if any.
     @discardableResult
     public mutating func set(_ value: Value, forKey key: String) -> (key: String, value: Value)? {
-        if let stamp = entries[key]?.stamp {
-            entries[key] = (value, stamp)
+        if let index = entries.index(forKey: key) {
+            entries.values[index].value = value
             return nil
         }
         nextStamp &+= 1
@@ -49,8 +49,8 @@ public struct RecentMap<Value>: Sequence {
     /// Changes an entry in place (no copy of what it holds); nil when there is none.
     @discardableResult
     public mutating func update<Result>(_ key: String, _ body: (inout Value) -> Result) -> Result? {
-        guard entries[key] != nil else { return nil }
-        return body(&entries[key]!.value)
+        guard let index = entries.index(forKey: key) else { return nil }
+        return body(&entries.values[index].value)
     }
 
     @discardableResult
@@ -74,18 +74,23 @@ public struct RecentMap<Value>: Sequence {
         while entries.count > capacity, head < order.count {
             let (key, stamp) = order[head]
             head += 1
-            if let entry = entries[key], entry.stamp == stamp {
-                entries[key] = nil
+            if let index = entries.index(forKey: key), entries.values[index].stamp == stamp {
+                let entry = entries.remove(at: index)
                 evicted += 1
-                return (key, entry.value)
+                return (key, entry.value.value)
             }
         }
         return nil
     }
 
-    /// Stale rows (removed or replaced entries) are dropped once they outnumber the live ones.
+    /// Rows of insertion order kept, live and stale (for tests: bounded whatever the churn).
+    var orderRows: Int { order.count }
+
+    /// Rows already passed by eviction, and stale rows (removed or replaced entries), are
+    /// dropped once they outnumber the live ones. Both count: a stream of ever-new keys passes
+    /// one row a key, and a row keeps its key's string alive.
     private mutating func compactIfSparse() {
-        guard order.count - head > 2 * Swift.max(entries.count, 16) else { return }
+        guard order.count > 2 * Swift.max(entries.count, 16) else { return }
         order = order[head...].filter { entries[$0.key]?.stamp == $0.stamp }
         head = 0
     }
