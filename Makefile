@@ -7,7 +7,7 @@ SWIFT_FLAGS ?=
 BIN_DIR      = $(shell $(SWIFT) build -c $(CONFIG) $(SWIFT_FLAGS) --show-bin-path 2>/dev/null)
 
 # System packages the build and the tests need (Debian names).
-APT_PACKAGES = libcurl4-openssl-dev libssh2-1-dev libsqlite3-dev sqlite3 pkg-config openssh-server openssh-client curl jq python3 python3-venv chromium chromium-driver fonts-liberation
+APT_PACKAGES = libcurl4-openssl-dev libjemalloc-dev libssh2-1-dev libsqlite3-dev sqlite3 pkg-config openssh-server openssh-client curl jq python3 python3-venv chromium chromium-driver fonts-liberation
 
 # Fuzzing (README, "Fuzzing"): seconds per target for `make fuzz`, and for the short pass `make test` runs.
 FUZZ_SECONDS       ?= 60

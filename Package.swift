@@ -4,7 +4,12 @@
 import PackageDescription
 let wip: [String] = []
 
-let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny"),
+    // Generic code used across modules (RecentMap, BatchChannel) specialized where it is used:
+    // unspecialized, every call looked its tuple metadata up at run time (bench/PROFILE.md).
+    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
+]
 
 let package = Package(
     name: "Tether",
@@ -85,7 +90,11 @@ let package = Package(
             "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH", "TetherGateway",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], swiftSettings: strict),
+        ], swiftSettings: strict,
+        // jemalloc (Debian's libjemalloc-dev) replaces glibc's malloc in the binary: a stream
+        // allocates on the network side and frees on the writing side, and glibc's arenas
+        // serialize such cross-thread frees on a lock (bench/PROFILE.md).
+        linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 
         .testTarget(name: "TetherStreamingTests", dependencies: ["TetherStreaming"], swiftSettings: strict),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"], swiftSettings: strict),
