@@ -35,6 +35,7 @@ struct CodexWorkerJobFollower: Sendable {
     private func follow(snapshot: JSONValue, mapper: inout CodexWorkerEventMapper, live: Bool,
                         emit: ([Event]) async throws -> Void) async throws {
         var cursor = mapper.lastSeq[job] ?? since ?? -1
+        let strings = JSONStringTable()
         let terminal = ["DONE", "FAILED", "CANCELLED"].contains(snapshot["state"]?.string ?? "")
         if mapper.hasFinished(job: job) { return }
 
@@ -76,7 +77,7 @@ struct CodexWorkerJobFollower: Sendable {
                         case .comment:
                             break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
                         case .event(let sse):
-                            guard let envelope = try? JSONParser.parse(sse.dataBytes) else {
+                            guard let envelope = try? JSONParser.parse(sse.dataBytes, strings: strings) else {
                                 backend.logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
                                 continue
                             }

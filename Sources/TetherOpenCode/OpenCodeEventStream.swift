@@ -33,6 +33,7 @@ struct OpenCodeEventStream: Sendable {
     private func pump(_ output: EventChannel) async throws {
         var machine = await makeMachine()
         let outbox = EventOutbox(channel: output)
+        let strings = JSONStringTable()
 
         guard request.follow else {
             // A snapshot of what is current, then stop.
@@ -61,7 +62,7 @@ struct OpenCodeEventStream: Sendable {
                 var elements = source.makeAsyncIterator()
                 while let batch = try await elements.nextBatch() {
                     for element in batch {
-                        try await handle(element, &machine, outbox)
+                        try await handle(element, &machine, outbox, strings)
                         if case .event = element { resyncPolicy.madeProgress() }
                         if machine.isDone { break }
                     }
@@ -91,14 +92,15 @@ struct OpenCodeEventStream: Sendable {
         }
     }
 
-    private func handle(_ element: EventSource.Element, _ machine: inout OpenCodeStreamMachine, _ outbox: EventOutbox) async throws {
+    private func handle(_ element: EventSource.Element, _ machine: inout OpenCodeStreamMachine, _ outbox: EventOutbox,
+                        _ strings: JSONStringTable) async throws {
         let now = Event.now()
         guard case .event(let sse) = element else {
             return try await execute(machine.receive(element, at: now), &machine, outbox)
         }
         let wire: OpenCodeWireEvent
         do {
-            wire = try OpenCodeWireEvent.decode(sse.dataBytes)
+            wire = try OpenCodeWireEvent.decode(sse.dataBytes, strings: strings)
         } catch {
             logger.warning("skipping an OpenCode event that cannot be read", metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
             return

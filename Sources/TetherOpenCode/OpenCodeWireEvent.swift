@@ -15,9 +15,10 @@ struct OpenCodeWireEvent: Sendable {
         case missingType
     }
 
-    static func decode(_ data: [UInt8]) throws(DecodeError) -> OpenCodeWireEvent {
+    /// `strings`: the stream's table of recent ids, shared across its frames.
+    static func decode(_ data: [UInt8], strings: JSONStringTable? = nil) throws(DecodeError) -> OpenCodeWireEvent {
         let value: JSONValue
-        do { value = try JSONParser.parse(data) } catch { throw .notJSON(error.description) }
+        do { value = try JSONParser.parse(data, strings: strings) } catch { throw .notJSON(error.description) }
         return try decode(value)
     }
 

@@ -10,6 +10,10 @@ import Testing
         ("[1,[2,[3]]]", .array([.int(1), .array([.int(2), .array([.int(3)])])])), ("{}", .object([:])),
         (" { \"a\" : 1 , \"b\" : [ true ] } ", .object(["a": .int(1), "b": .array([.bool(true)])])),
         ("9223372036854775807", .int(Int64.max)), ("92233720368547758070", .double(9.2233720368547758e19)),
+        ("-9223372036854775808", .int(Int64.min)), ("9223372036854775808", .double(9.223372036854775808e18)),
+        ("-9223372036854775809", .double(-9.223372036854775809e18)), ("-0", .int(0)), ("120", .int(120)),
+        ("[{\"a\":[1,{\"b\":[]}],\"c\":{}},[2]]", .array([.object(["a": .array([.int(1), .object(["b": .array([])])]), "c": .object([:])]),
+                                                .array([.int(2)])])),
         ("\"żółw 🐢\"", .string("żółw 🐢")),
     ])
     func parsesValidJSON(text: String, expected: JSONValue) throws {
@@ -70,6 +74,47 @@ import Testing
             mutated[Int(random.next() % UInt64(valid.count))] = UInt8(truncatingIfNeeded: random.next())
             _ = try? JSONParser.parse(mutated)
         }
+    }
+}
+
+/// A stream's table of recent long strings: the same values as without it, one shared copy.
+@Suite struct JSONStringTableTests {
+    static let frame = #"{"type":"message.part.updated","session":"ses_d26e6ba000ffWLv9XPCaXTwQk2","short":"tiny","k":["ses_d26e6ba000ffWLv9XPCaXTwQk2"]}"#
+
+    @Test func valuesAreTheSameWithAndWithoutATable() throws {
+        let table = JSONStringTable(slots: 4)
+        for _ in 0..<3 {
+            #expect(try JSONParser.parse(Array(Self.frame.utf8), strings: table) == JSONParser.parse(Self.frame))
+        }
+    }
+
+    @Test func aRepeatedLongStringIsOneSharedCopy() throws {
+        let table = JSONStringTable()
+        let first = try JSONParser.parse(Array(Self.frame.utf8), strings: table)
+        let second = try JSONParser.parse(Array(Self.frame.utf8), strings: table)
+        #expect(Self.storage(first["session"]?.string) != nil)
+        #expect(Self.storage(first["session"]?.string) == Self.storage(second["session"]?.string))
+        #expect(Self.storage(first["session"]?.string) == Self.storage(second["k"]?[0]?.string))
+        // Without the table, each parse makes its own.
+        let third = try JSONParser.parse(Self.frame)
+        #expect(Self.storage(third["session"]?.string) != Self.storage(first["session"]?.string))
+    }
+
+    /// Strings that collide in a slot replace each other; each still reads back exactly.
+    @Test func collisionsNeverMixStringsUp() throws {
+        let table = JSONStringTable(slots: 2)
+        var random = SeededRandom(seed: 7)
+        for _ in 0..<2_000 {
+            let length = 16 + Int(random.next() % 40)
+            let text = String((0..<length).map { _ in Character(Unicode.Scalar(UInt8(97 + random.next() % 3))) })
+            #expect(try JSONParser.parse(Array("\"\(text)\"".utf8), strings: table) == .string(text))
+        }
+    }
+
+    /// The address of a string's UTF-8 storage (nil for a small, inline string).
+    static func storage(_ text: String?) -> UnsafeRawPointer? {
+        guard var text, text.utf8.count > 15 else { return nil }
+        return text.withUTF8 { UnsafeRawPointer($0.baseAddress) }
     }
 }
 

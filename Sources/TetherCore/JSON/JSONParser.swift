@@ -1,6 +1,10 @@
 /// A strict RFC 8259 parser over UTF-8 bytes. Wire messages are parsed on the hot path of every
-/// stream, so it works on raw bytes, allocates only the values it returns, and fails with the
-/// byte offset instead of crashing on truncated, malformed or hostile input (depth is bounded).
+/// stream, so it works on raw bytes and allocates little besides the values it returns: each
+/// object and array is built once at its final size (members gather on one scratch stack per
+/// parse), integers are read without a detour through text, and a stream that sees the same
+/// long strings again and again (ids, event types) can share them through a `JSONStringTable`.
+/// It fails with the byte offset instead of crashing on truncated, malformed or hostile input
+/// (depth is bounded).
 public struct JSONParser {
     public struct Error: Swift.Error, CustomStringConvertible, Sendable, Equatable {
         public let offset: Int
@@ -15,12 +19,17 @@ public struct JSONParser {
         return try text.withUTF8 { bytes in Result { () throws(Error) in try parse(bytes, maxDepth: maxDepth) } }.get()
     }
 
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(Error) -> JSONValue {
-        try bytes.withUnsafeBufferPointer { buffer in Result { () throws(Error) in try parse(buffer, maxDepth: maxDepth) } }.get()
+    /// `strings`: a table that hands out one shared copy of a string the stream has seen recently.
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth,
+                             strings: JSONStringTable? = nil) throws(Error) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(Error) in try parse(buffer, maxDepth: maxDepth, strings: strings) }
+        }.get()
     }
 
-    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(Error) -> JSONValue {
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth,
+                             strings: JSONStringTable? = nil) throws(Error) -> JSONValue {
+        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth, strings: strings)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
@@ -30,11 +39,18 @@ public struct JSONParser {
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private let maxDepth: Int
+    private let strings: JSONStringTable?
     private var index = 0
+    /// Members of the objects and arrays being parsed, innermost last: a container takes its
+    /// own off the top when it closes, so each is allocated once, at its final size.
+    private var members: [(key: String, value: JSONValue)] = []
+    private var elements: [JSONValue] = []
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, strings: JSONStringTable?) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.strings = strings
+        members.reserveCapacity(16)
     }
 
     private func failure(_ reason: String) -> Error { Error(offset: index, reason: reason) }
@@ -75,12 +91,12 @@ public struct JSONParser {
     private mutating func parseObject(depth: Int) throws(Error) -> JSONValue {
         guard depth <= maxDepth else { throw failure("nesting deeper than \(maxDepth)") }
         index += 1
-        var entries: [(key: String, value: JSONValue)] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(JSONObject(entries))
+            return .object(JSONObject())
         }
+        let base = members.count
         while true {
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end of input in object") }
@@ -91,12 +107,14 @@ public struct JSONParser {
             index += 1
             skipWhitespace()
             let value = try parseValue(depth: depth)
-            entries.append((key: key, value: value))
+            members.append((key: key, value: value))
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end of input in object") }
             switch bytes[index] {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return .object(JSONObject(entries))
+            case UInt8(ascii: "}"):
+                index += 1
+                return .object(JSONObject(takeMembers(from: base)))
             default: throw failure("expected ',' or '}'")
             }
         }
@@ -105,34 +123,66 @@ public struct JSONParser {
     private mutating func parseArray(depth: Int) throws(Error) -> JSONValue {
         guard depth <= maxDepth else { throw failure("nesting deeper than \(maxDepth)") }
         index += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
-            return .array(elements)
+            return .array([])
         }
+        let base = elements.count
         while true {
             skipWhitespace()
-            elements.append(try parseValue(depth: depth))
+            let element = try parseValue(depth: depth)
+            elements.append(element)
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end of input in array") }
             switch bytes[index] {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"): index += 1; return .array(elements)
+            case UInt8(ascii: "]"):
+                index += 1
+                return .array(takeElements(from: base))
             default: throw failure("expected ',' or ']'")
             }
         }
     }
 
+    /// The members a closing object gathered from `base` on, in an array of exactly their count.
+    private mutating func takeMembers(from base: Int) -> [(key: String, value: JSONValue)] {
+        let count = members.count - base
+        var taken: [(key: String, value: JSONValue)] = []
+        taken.reserveCapacity(count)
+        for index in base..<members.count { taken.append(members[index]) }
+        for _ in 0..<count { members.removeLast() }
+        return taken
+    }
+
+    private mutating func takeElements(from base: Int) -> [JSONValue] {
+        let count = elements.count - base
+        var taken: [JSONValue] = []
+        taken.reserveCapacity(count)
+        for index in base..<elements.count { taken.append(elements[index]) }
+        for _ in 0..<count { elements.removeLast() }
+        return taken
+    }
+
     private mutating func parseNumber() throws(Error) -> JSONValue {
         let start = index
         var isInteger = true
-        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let negative = bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
         guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
+        // The integer part, accumulated as it is read (negative, so Int64.min fits).
+        var magnitude: Int64 = 0
+        var fits = true
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
         } else {
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            while index < bytes.count, isDigit(bytes[index]) {
+                let digit = Int64(bytes[index] &- 0x30)
+                let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (next, overflow2) = times10.subtractingReportingOverflow(digit)
+                if overflow1 || overflow2 { fits = false } else { magnitude = next }
+                index += 1
+            }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             isInteger = false
@@ -147,8 +197,11 @@ public struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
+        if isInteger, fits {
+            if negative { return .int(magnitude) }
+            if magnitude != .min { return .int(-magnitude) }
+        }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        if isInteger, let value = Int64(text) { return .int(value) }
         guard let value = Double(text) else { throw Error(offset: start, reason: "invalid number") }
         return .double(value)
     }
@@ -162,9 +215,9 @@ public struct JSONParser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                let run = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                return value
+                return strings?.string(run) ?? String(decoding: run, as: UTF8.self)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw failure("control character in string") }

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The long strings a stream has parsed recently, so that the next message repeating one (the
+/// session id, the message id, the event type, the project hash — in every frame of a stream)
+/// shares the copy already made instead of allocating its own. Strings of up to 15 UTF-8 bytes
+/// are stored inline by Swift and need no table.
+///
+/// A fixed number of slots, each keeping the last string that hashed to it: bounded whatever the
+/// stream says, and a string that stops recurring is simply overwritten. Owned by one stream's
+/// task (not `Sendable`): pass it to `JSONParser.parse(_:strings:)`.
+public final class JSONStringTable {
+    /// Strings shorter than this are inline in Swift and never allocated.
+    static let shortestShared = 16
+    /// Longer strings are rarely repeated ids: hashing them would cost more than it saves.
+    static let longestShared = 128
+
+    private var slots: [String?]
+    private let mask: Int
+
+    /// `slots` is rounded up to a power of two.
+    public init(slots: Int = 256) {
+        var count = 1
+        while count < max(slots, 2) { count <<= 1 }
+        self.slots = Array(repeating: nil, count: count)
+        mask = count - 1
+    }
+
+    /// The string these UTF-8 bytes spell: a shared copy when one is in the table, else a new
+    /// one (kept for next time); nil when the run is too short or too long to be worth sharing.
+    func string(_ run: UnsafeBufferPointer<UInt8>) -> String? {
+        guard run.count >= Self.shortestShared, run.count <= Self.longestShared else { return nil }
+        let slot = Int(truncatingIfNeeded: Self.hash(run)) & mask
+        if var cached = slots[slot] {
+            let same = cached.withUTF8 { stored in
+                stored.count == run.count && memcmp(stored.baseAddress!, run.baseAddress!, run.count) == 0
+            }
+            if same { return cached }
+        }
+        let made = String(decoding: run, as: UTF8.self)
+        slots[slot] = made
+        return made
+    }
+
+    /// A multiplicative hash over 8 bytes at a time (the run is at least 16 bytes long): ids
+    /// differ anywhere, often only in their last characters, so every byte counts.
+    private static func hash(_ run: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let raw = UnsafeRawPointer(run.baseAddress!)
+        let count = run.count
+        var hash = UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15
+        var offset = 0
+        while offset + 8 <= count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            offset += 8
+        }
+        if offset < count {
+            // The last 8 bytes, overlapping what came before.
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)) &* 0xC4CE_B9FE_1A85_EC53
+        }
+        return hash ^ (hash >> 32)
+    }
+}
