@@ -379,10 +379,12 @@ struct OpenCodeEventMapper {
     static func content(of part: JSONValue, kind: PartKind, role: PartRole?) -> JSONObject {
         switch kind {
         case .text, .reasoning:
-            var object = JSONObject.compact(["text": JSONValue(part["text"]?.string ?? "")])
-            if kind == .text { object["role"] = .string((role ?? .assistant).rawValue) }
-            if part["synthetic"]?.bool == true { object["synthetic"] = true }
-            return object
+            var entries: [(key: String, value: JSONValue)] = []
+            entries.reserveCapacity(3)
+            entries.append((key: "text", value: .string(part["text"]?.string ?? "")))
+            if kind == .text { entries.append((key: "role", value: .string((role ?? .assistant).rawValue))) }
+            if part["synthetic"]?.bool == true { entries.append((key: "synthetic", value: true)) }
+            return JSONObject(entries)
         case .command, .tool:
             if part["type"]?.string == "subtask" {
                 return .compact(["tool": "subtask", "status": "completed", "agent": JSONValue(part["agent"]?.string),

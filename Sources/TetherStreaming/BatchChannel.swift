@@ -182,7 +182,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
                 return .handed(consumer)
             }
             guard state.buffer.count < capacity else { return .full }
-            state.buffer.append(contentsOf: batch)
+            if state.buffer.isEmpty { state.buffer = batch } else { state.buffer.append(contentsOf: batch) }
             return .taken
         }
     }

@@ -39,9 +39,11 @@ extension Event {
     /// the authoritative final content: a consumer reading only these gets every message whole).
     public static func part(_ type: EventType, session: String?, turn: String?, part: String, kind: PartKind,
                             content: JSONObject, cursor: String? = nil, raw: JSONValue? = nil) -> Event {
-        var data: JSONObject = ["kind": .string(kind.rawValue)]
-        for entry in content where entry.key != "kind" { data[entry.key] = entry.value }
-        return Event(type, session: session, turn: turn, part: part, cursor: cursor, data: data, raw: raw)
+        var entries: [(key: String, value: JSONValue)] = []
+        entries.reserveCapacity(content.count + 1)
+        entries.append((key: "kind", value: .string(kind.rawValue)))
+        for entry in content where entry.key != "kind" { entries.append(entry) }
+        return Event(type, session: session, turn: turn, part: part, cursor: cursor, data: JSONObject(entries), raw: raw)
     }
 
     public static func partDelta(session: String?, turn: String?, part: String, kind: PartKind,

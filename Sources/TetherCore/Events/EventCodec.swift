@@ -27,28 +27,28 @@ public struct EventCodec: Sendable {
     public mutating func withLines<Result>(_ events: [Event], profile: String? = nil, backend: BackendKind? = nil,
                                            _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         writer.reset()
-        for event in events { append(event, profile: profile, backend: backend) }
+        for index in events.indices { append(events[index], profile: profile, backend: backend) }
         return writer.bytes.withUnsafeBytes(body)
     }
 
     private mutating func append(_ event: Event, profile: String? = nil, backend: BackendKind? = nil) {
-        writer.writeRaw("{\"v\":1,\"type\":")
+        writer.writeRaw("{\"v\":1,\"type\":" as StaticString)
         writer.writeString(event.type.rawValue)
-        writer.writeRaw(",\"ts\":")
+        writer.writeRaw(",\"ts\":" as StaticString)
         writeTimestamp(event.ts)
-        optional("profile", event.profile ?? profile)
-        optional("backend", (event.backend ?? backend)?.rawValue)
-        optional("session", event.session)
-        optional("turn", event.turn)
-        optional("part", event.part)
-        optional("cursor", event.cursor)
-        writer.writeRaw(",\"data\":")
+        optional(",\"profile\":", event.profile ?? profile)
+        optional(",\"backend\":", (event.backend ?? backend)?.rawValue)
+        optional(",\"session\":", event.session)
+        optional(",\"turn\":", event.turn)
+        optional(",\"part\":", event.part)
+        optional(",\"cursor\":", event.cursor)
+        writer.writeRaw(",\"data\":" as StaticString)
         writer.write(.object(event.data))
         if includeRaw, let raw = event.raw {
-            writer.writeRaw(",\"raw\":")
+            writer.writeRaw(",\"raw\":" as StaticString)
             writer.write(raw)
         }
-        writer.writeRaw("}\n")
+        writer.writeRaw("}\n" as StaticString)
     }
 
     /// The last timestamp written: events of one batch mostly share their millisecond.
@@ -64,10 +64,10 @@ public struct EventCodec: Sendable {
         writer.writeString(text)
     }
 
-    private mutating func optional(_ key: String, _ value: String?) {
+    /// `,"key":` and the value, when there is one.
+    private mutating func optional(_ separatorAndKey: StaticString, _ value: String?) {
         guard let value else { return }
-        writer.writeByte(UInt8(ascii: ","))
-        writer.writeKey(key)
+        writer.writeRaw(separatorAndKey)
         writer.writeString(value)
     }
 

@@ -52,10 +52,17 @@ public struct EventFilter: Sendable {
     }
 
     /// `events` admitted, in order, up to and including the one that completes the turn.
+    /// The array itself when all pass (the common case: no copy).
     public mutating func admit(_ events: [Event]) -> [Event] {
-        var kept: [Event] = []
-        kept.reserveCapacity(events.count)
-        for event in events where admit(event) { kept.append(event) }
-        return kept
+        var kept: [Event]?
+        for index in events.indices {
+            let admitted = admit(events[index])
+            if kept == nil, !admitted {
+                kept = Array(events[..<index])
+            } else if admitted {
+                kept?.append(events[index])
+            }
+        }
+        return kept ?? events
     }
 }

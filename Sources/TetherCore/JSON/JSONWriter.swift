@@ -47,6 +47,11 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: text.utf8)
     }
 
+    /// Writes text known when the program was built (keys, punctuation) as it is.
+    public mutating func writeRaw(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
     public mutating func writeByte(_ byte: UInt8) { bytes.append(byte) }
 
     private mutating func writeDouble(_ number: Double) {
@@ -58,32 +63,55 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10 }
+
+    /// Writes UTF-8 bytes as a JSON string, as `writeString(String(decoding:as:))` would but
+    /// without making the String first: ASCII (the common case) is escaped straight from the
+    /// bytes; anything else goes through String so invalid sequences become U+FFFD as before.
+    public mutating func writeString(utf8 text: UnsafeRawBufferPointer) {
+        for byte in text where byte >= 0x80 {
+            return writeString(String(decoding: text, as: UTF8.self))
+        }
+        bytes.reserveCapacity(bytes.count + text.count + 2)
+        bytes.append(UInt8(ascii: "\""))
+        appendEscaped(UnsafeBufferPointer(start: text.baseAddress?.assumingMemoryBound(to: UInt8.self), count: text.count))
+        bytes.append(UInt8(ascii: "\""))
+    }
 
     public mutating func writeString(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
-            var runStart = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
-                if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
-                runStart = index + 1
-                switch byte {
-                case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
-                case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
-                case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-                case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-                case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-                default:
-                    bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30,
-                                              Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xF)]])
-                }
-            }
-            if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
+            bytes.reserveCapacity(bytes.count + utf8.count + 2)
+            bytes.append(UInt8(ascii: "\""))
+            appendEscaped(utf8)
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// UTF-8 text as the inside of a JSON string: runs without anything to escape are copied whole.
+    private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var runStart = 0
+        for index in 0..<utf8.count {
+            let byte = utf8[index]
+            guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+            if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+            runStart = index + 1
+            bytes.append(0x5C)
+            switch byte {
+            case 0x22: bytes.append(0x22)
+            case 0x5C: bytes.append(0x5C)
+            case 0x0A: bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "t"))
+            default:
+                bytes.append(UInt8(ascii: "u"))
+                bytes.append(0x30)
+                bytes.append(0x30)
+                bytes.append(Self.hexDigit(byte >> 4))
+                bytes.append(Self.hexDigit(byte & 0xF))
+            }
+        }
+        if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
     }
 }
 

@@ -1,0 +1,36 @@
+import Testing
+import TetherCore
+
+/// Bytes written as a JSON string straight from UTF-8 read exactly as the String path writes them.
+@Suite struct JSONWriterTests {
+    @Test(arguments: ["", "plain", "quote\" back\\ nl\n cr\r tab\t ctl\u{01}\u{1F}", "é中😀", "{\"a\":[1,\"x\"]}"])
+    func bytesAndStringsWriteAlike(text: String) {
+        #expect(Self.written(utf8: Array(text.utf8)) == Self.written(text))
+    }
+
+    /// Invalid UTF-8 becomes U+FFFD, as String(decoding:) makes it; random bytes never differ.
+    @Test func randomBytesWriteAsTheirDecodedString() {
+        var random = SeededRandom(seed: 11)
+        for _ in 0..<3_000 {
+            let bytes = (0..<Int(random.next() % 24)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            #expect(Self.written(utf8: bytes) == Self.written(String(decoding: bytes, as: UTF8.self)))
+        }
+        #expect(Self.written(utf8: [0x61, 0xFF, 0x62]) == "\"a\u{FFFD}b\"")
+    }
+
+    @Test func controlCharactersAreEscapedAsJSONRequires() {
+        #expect(Self.written(utf8: Array("a\u{0}\u{7}\"".utf8)) == #""a\u0000\u0007\"""#)
+    }
+
+    static func written(_ text: String) -> String {
+        var writer = JSONWriter()
+        writer.writeString(text)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    static func written(utf8 bytes: [UInt8]) -> String {
+        var writer = JSONWriter()
+        bytes.withUnsafeBytes { writer.writeString(utf8: $0) }
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
