@@ -57,34 +57,43 @@ struct SSECommand: AsyncParsableCommand {
                 lastEventID: lastEventID,
                 liveness: liveness > 0 ? .milliseconds(Int64(liveness * 1000)) : nil,
                 emitComments: comments, reconnect: !noReconnect))
-            var writer = JSONWriter(reservingCapacity: 1024)
+            // Everything one network read decoded is written with one write(2): a burst costs one
+            // system call, and nothing waits for more input.
+            var writer = JSONWriter(reservingCapacity: 64 << 10)
             let output = LineOutput.standardOutput
             let status = StatusLine.shared
+            var elements = source.makeAsyncIterator()
             do {
-                for try await element in source {
-                    switch element {
-                    case .connecting(let attempt):
-                        if attempt == 1 { status.show("connecting to \(url)…") }
-                        logger.info("connecting", metadata: ["url": "\(url)", "attempt": "\(attempt)"])
-                    case .open(let code, _):
-                        status.clear()
-                        logger.info("connected", metadata: ["status": "\(code)"])
-                    case .disconnected(let reason, let retryIn, let attempt):
-                        LineOutput.standardError.write("tether sse: \(reason?.detail ?? "the stream ended"); reconnecting in \(retryIn) (attempt \(attempt))\n")
-                    case .comment(let text):
-                        writer.reset()
-                        writer.write(["comment": .string(text)])
-                        writer.writeByte(0x0A)
-                        output.write(writer.bytes)
-                    case .event(let event):
-                        writer.reset()
-                        var object: JSONObject = ["event": .string(event.type), "data": .string(event.data),
-                                                  "id": .string(event.id)]
-                        if let retry = event.retry { object["retry"] = .int(Int64(retry)) }
-                        writer.write(.object(object))
-                        writer.writeByte(0x0A)
-                        output.write(writer.bytes)
+                while let batch = try await elements.nextBatch() {
+                    writer.reset()
+                    for element in batch {
+                        switch element {
+                        case .connecting(let attempt):
+                            if attempt == 1 { status.show("connecting to \(url)…") }
+                            logger.info("connecting", metadata: ["url": "\(url)", "attempt": "\(attempt)"])
+                        case .open(let code, _):
+                            status.clear()
+                            logger.info("connected", metadata: ["status": "\(code)"])
+                        case .disconnected(let reason, let retryIn, let attempt):
+                            LineOutput.standardError.write("tether sse: \(reason?.detail ?? "the stream ended"); reconnecting in \(retryIn) (attempt \(attempt))\n")
+                        case .comment(let text):
+                            writer.write(["comment": .string(text)])
+                            writer.writeByte(0x0A)
+                        case .event(let event):
+                            writer.writeRaw("{\"event\":" as StaticString)
+                            writer.writeString(event.type)
+                            writer.writeRaw(",\"data\":" as StaticString)
+                            event.dataBytes.withUnsafeBytes { writer.writeString(utf8: $0) }
+                            writer.writeRaw(",\"id\":" as StaticString)
+                            writer.writeString(event.id)
+                            if let retry = event.retry {
+                                writer.writeRaw(",\"retry\":" as StaticString)
+                                writer.writeRaw(String(retry))
+                            }
+                            writer.writeRaw("}\n" as StaticString)
+                        }
                     }
+                    if !writer.bytes.isEmpty { output.write(writer.bytes) }
                 }
             } catch let error as NetError {
                 throw error.tetherError(service: "the SSE server")
