@@ -446,20 +446,24 @@ struct OpenCodeEventMapper {
         guard let id = part["id"]?.string, let kind = Self.kind(of: part),
               let session = part["sessionID"]?.string, let messageID = part["messageID"]?.string else { return [] }
         if completedParts.contains(id) { return [] }
-        let role = messages[messageID]?.role ?? (messageID == openTurns[session]?.id ? .user : .assistant)
-        let turn = messages[messageID]?.turn ?? openTurns[session]?.id
+        let message = messages[messageID]
+        let openTurn = openTurns[session]?.id
+        let role = message?.role ?? (messageID == openTurn ? .user : .assistant)
+        let turn = message?.turn ?? openTurn
         // Taken out of the map while it changes, so appending to its text does not copy it.
         var state = takePart(id) ?? PartState(id: id, session: session, message: messageID, kind: kind)
         var events: [Event] = []
+        events.reserveCapacity(3)
         let content = Self.content(of: part, kind: kind, role: role)
+        let isText = kind == .text || kind == .reasoning
         if !state.started {
             state.started = true
             var startContent = content
-            if kind == .text || kind == .reasoning { startContent["text"] = "" }
+            if isText { startContent["text"] = "" }
             events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: startContent))
         }
-        if kind == .text || kind == .reasoning, role != .user {
-            let text = part["text"]?.string ?? ""
+        if isText, role != .user {
+            let text = content["text"]?.string ?? ""
             if let delta, !delta.isEmpty {
                 // Legacy: the snapshot carries the accumulated text and `delta` the new piece.
                 events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: delta))

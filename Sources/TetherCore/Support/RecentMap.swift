@@ -91,7 +91,12 @@ public struct RecentMap<Value>: Sequence {
     /// one row a key, and a row keeps its key's string alive.
     private mutating func compactIfSparse() {
         guard order.count > 2 * Swift.max(entries.count, 16) else { return }
-        order = order[head...].filter { entries[$0.key]?.stamp == $0.stamp }
+        if order.count - head == entries.count {
+            // Only passed rows (nothing removed or replaced since): drop them, no lookups.
+            order.removeFirst(head)
+        } else {
+            order = order[head...].filter { entries[$0.key]?.stamp == $0.stamp }
+        }
         head = 0
     }
 }
