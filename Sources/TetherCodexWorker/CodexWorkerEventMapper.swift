@@ -6,7 +6,15 @@ import TetherCodexProtocol
 /// A turn is a job: `turn` is the job id and `cursor` is `job:seq`. Duplicates are dropped by
 /// (job, seq, type) — seq alone is not unique in thread history, where it restarts per turn.
 struct CodexWorkerEventMapper {
-    private var seen = RecentSet(capacity: 8192)
+    /// What identifies an envelope: seq is per job, and thread history can repeat a seq with
+    /// another type (adapters.md). A struct, so the dedup makes no string per event.
+    private struct EnvelopeKey: Hashable, Sendable {
+        var job: String
+        var seq: Int64
+        var type: String
+    }
+
+    private var seen = RecentSet(capacity: 8192, of: EnvelopeKey.self)
     private var startedJobs = RecentSet(capacity: 1024)
     private var finishedJobs = RecentSet(capacity: 1024)
     private var outcomes = RecentMap<(TurnOutcome, String?)>(capacity: 1024)
@@ -33,7 +41,7 @@ struct CodexWorkerEventMapper {
         guard let type = envelope["type"]?.string, let job = envelope["jobId"]?.string else { return [] }
         let seq = envelope["seq"]?.int
         if let seq {
-            guard seen.insert("\(job)|\(seq)|\(type)") else { return [] }
+            guard seen.insert(EnvelopeKey(job: job, seq: seq, type: type)) else { return [] }
             lastSeq[job] = max(lastSeq[job] ?? -1, seq)
         }
         let payload = envelope["payload"] ?? .object([:])
