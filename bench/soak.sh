@@ -3,7 +3,10 @@
 # the start is the sample after the warm-up, the end the last one before the stream's last delta.
 # Target: growth < 5 MB. No baseline: curl keeps no state to compare.
 #   - OpenCode: `tether events --follow -o jsonl` reading SOAK_RATE (5,000) deltas a second for
-#     SOAK_WARMUP (10) + SOAK_SECONDS (300) s from the OpenCode simulator's paced flood.
+#     SOAK_WARMUP (10) + SOAK_SECONDS (300) s from the OpenCode simulator's paced flood, churning:
+#     every SOAK_TURN (20) deltas are a turn in a new session, with new messages and a new part
+#     (`--flood-turns`), so the soak opens tens of thousands of each and the adapter's state for
+#     finished turns must be let go of for the memory to stay flat.
 #   - Codex Worker (SOAK_CODEX_WORKER=1, the default): `tether events --turn JOB --follow` on a
 #     live job of SOAK_CODEX_RATE (SOAK_RATE) × (warm-up + SOAK_SECONDS) deltas, which the
 #     simulator spaces 1/rate apart on average (`--pacing`, fractional milliseconds). The job is
@@ -28,16 +31,17 @@ ALONGSIDE=""
 soak_opencode() {
     trap stop_sim EXIT
     local count=$((RATE * (SOAK + WARMUP)))
-    start_sim opencode --flood "$count" --flood-rate "$RATE"
+    local turn=${SOAK_TURN:-20}
+    start_sim opencode --flood "$count" --flood-rate "$RATE" --flood-turns "$turn"
     local config="$OUT_DIR/opencode-soak.toml"
     printf '[profiles.bench]\nbackend = "opencode"\nurl = "%s"\n' "$SIM_URL" > "$config"
-    echo "bench: soak, tether events (OpenCode): $(commas "$count") deltas at $RATE/s ($WARMUP s warm-up + $SOAK s)" >&2
+    echo "bench: soak, tether events (OpenCode): $(commas "$count") deltas at $RATE/s ($WARMUP s warm-up + $SOAK s), a new session every $turn" >&2
     local result
     result=$(python3 "$BENCH_DIR/soak.py" --expect "$count" --warmup "$WARMUP" --until "token$((count - 1)) " \
         --timeout $((SOAK + WARMUP + 120)) --csv "$OUT_DIR/soak-opencode.csv" \
         -- "$BIN" --config "$config" events --follow -o jsonl) || true
     stop_sim
-    printf '%s\n%s\n' "steady-state memory, \`tether events --follow\` (OpenCode), $DURATION at $(commas "$RATE") deltas/s$ALONGSIDE" \
+    printf '%s\n%s\n' "steady-state memory, \`tether events --follow\` (OpenCode), $DURATION at $(commas "$RATE") deltas/s, every $turn deltas a turn in a new session ($(commas $((count / turn))) sessions)$ALONGSIDE" \
         "$result" > "$1"
 }
 

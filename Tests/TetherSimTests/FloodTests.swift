@@ -75,6 +75,36 @@ struct FloodTests {
         #expect(ids.count == payloads.count && Set(ids).count == ids.count)
     }
 
+    @Test("OpenCode churn (`floodTurns`): every L deltas a whole turn in a new session, new messages and a new part")
+    func openCodeChurn() async throws {
+        var options = OpenCodeSimulator.Options(flood: 25)
+        options.floodRate = 5_000
+        options.floodTurns = 10
+        options.floodClose = true
+        var payloads: [[String: Any]] = []
+        try await withSimulator(options) { _, base in
+            let stream = try await RawHTTP.openStream(base, "/global/event")
+            defer { stream.close() }
+            while let payload = try await stream.nextPayload() { payloads.append(payload) }
+            #expect(stream.end == .clean)
+        }
+        let turn = ["message.updated", "session.status", "message.updated"]
+        let types = payloads.map(\.type)
+        #expect(types == ["server.connected"]
+            + turn + Array(repeating: "message.part.delta", count: 10) + ["message.part.updated", "session.idle"]
+            + turn + Array(repeating: "message.part.delta", count: 10) + ["message.part.updated", "session.idle"]
+            + turn + Array(repeating: "message.part.delta", count: 5) + ["message.part.updated", "session.idle"])
+        let idles = payloads.filter { $0.type == "session.idle" }.compactMap { $0.properties["sessionID"] as? String }
+        #expect(Set(idles).count == 3)
+        let deltas = payloads.filter { $0.type == "message.part.delta" }
+        #expect(Set(deltas.compactMap { $0.properties["partID"] as? String }).count == 3)
+        #expect(Set(deltas.compactMap { $0.properties["messageID"] as? String }).count == 3)
+        // Each turn's deltas belong to the session that turn opened, and its final snapshot ends the part.
+        let finals = payloads.filter { $0.type == "message.part.updated" }
+        #expect(finals.compactMap { $0.part["sessionID"] as? String } == idles)
+        #expect(finals.allSatisfy { ($0.part["time"] as? [String: Any])?["end"] != nil })
+    }
+
     @Test("OpenCode: without floodClose the flood's response stays open")
     func openCodeStaysOpen() async throws {
         var options = OpenCodeSimulator.Options(flood: 10)

@@ -29,6 +29,11 @@ extension OpenCodeSimulator {
         /// reads, each delta `tokenI sent_ns=NS ` stamped with the wall-clock nanoseconds it was
         /// written (latency and memory benchmarks; see `PacedSchedule`). Set after `init`.
         public var floodRate: Int? = nil
+        /// With `flood` and `floodRate`: churn. Every `floodTurns` deltas are a turn of their own in
+        /// a session never seen before — a user message, busy, an assistant message, the deltas
+        /// of a new part, its final snapshot, idle — so a long paced flood opens tens of thousands
+        /// of sessions, messages and parts (the steady-state memory benchmark). Set after `init`.
+        public var floodTurns: Int? = nil
         /// With `flood` (not paced): send the legacy frames `message.part.updated {part, delta}` in this
         /// shape instead of `message.part.delta` for one part — a new part per frame, or parts of
         /// `FloodShape.longPartLength` deltas — still `flood + 3` frames. The part snapshot's `text`

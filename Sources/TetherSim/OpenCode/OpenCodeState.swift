@@ -152,14 +152,37 @@ actor OpenCodeState {
                 OpenCodeEventSubscriber.envelope(OpenCodeBusEvent(type: type, payload: payload, directory: directory))
             )
         }
+        var turn = target
         func delta(_ text: String) -> Data {
             frame("message.part.delta", [
-                "sessionID": .string(target.sessionID),
-                "messageID": .string(target.messageID),
-                "partID": .string(target.partID),
+                "sessionID": .string(turn.sessionID),
+                "messageID": .string(turn.messageID),
+                "partID": .string(turn.partID),
                 "field": "text",
                 "delta": .string(text),
             ])
+        }
+        // `floodTurns`: each turn in a new session (see Options.floodTurns).
+        let turnLength = options.floodTurns.map { max(1, $0) }
+        func openTurn(_ batch: inout Data) {
+            let session = ids.descending("ses"), user = ids.ascending("msg")
+            turn = (session, ids.ascending("msg"), ids.ascending("prt"))
+            let now = epochMilliseconds()
+            batch.append(frame("message.updated", ["info": [
+                "id": .string(user), "sessionID": .string(session), "role": "user", "time": ["created": .int(now)],
+            ]]))
+            batch.append(frame("session.status", ["sessionID": .string(session), "status": ["type": "busy"]]))
+            batch.append(frame("message.updated", ["info": [
+                "id": .string(turn.messageID), "sessionID": .string(session), "role": "assistant",
+                "parentID": .string(user), "time": ["created": .int(now)],
+            ]]))
+        }
+        func closeTurn(_ batch: inout Data, lastText: String) {
+            var part = OpenCodeFixtures.part(id: turn.partID, sessionID: turn.sessionID, messageID: turn.messageID, type: "text")
+            part["text"] = .string(lastText)
+            part["time"] = ["start": .int(epochMilliseconds()), "end": .int(epochMilliseconds())]
+            batch.append(frame("message.part.updated", ["part": part]))
+            batch.append(frame("session.idle", ["sessionID": .string(turn.sessionID)]))
         }
         var batch = Data()
         // The deltas that are due go out together, each stamped as it is written.
@@ -169,10 +192,17 @@ actor OpenCodeState {
             guard await schedule.wait(for: i) else { return }
             batch.removeAll(keepingCapacity: true)
             for _ in 0..<schedule.dueCount(from: i, limit: min(256, count - i)) {
-                batch.append(delta("token\(i) sent_ns=\(PacedSchedule.wallClockNanoseconds()) "))
+                if let turnLength, i % turnLength == 0 { openTurn(&batch) }
+                let text = "token\(i) sent_ns=\(PacedSchedule.wallClockNanoseconds()) "
+                batch.append(delta(text))
+                if let turnLength, i % turnLength == turnLength - 1 || i == count - 1 { closeTurn(&batch, lastText: text) }
                 i += 1
             }
             guard await body.write(batch) else { return }
+        }
+        if turnLength != nil {
+            if options.floodClose { body.finish() }
+            return
         }
         batch.removeAll(keepingCapacity: true)
         batch.append(frame("session.status", ["sessionID": .string(target.sessionID), "status": ["type": "idle"]]))

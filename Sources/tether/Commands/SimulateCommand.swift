@@ -50,6 +50,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var floodClose = false
     @Option(name: .customLong("flood-rate"), help: ArgumentHelp("OpenCode: with --flood, send R deltas a second, each stamped with its wall-clock send time (sent_ns=…; latency and memory benchmarks).", valueName: "R"))
     var floodRate: Int?
+    @Option(name: .customLong("flood-turns"), help: ArgumentHelp("OpenCode: with --flood-rate, churn: every L deltas are a turn in a new session, with new messages and a new part (the steady-state memory benchmark).", valueName: "L"))
+    var floodTurns: Int?
     @Option(help: ArgumentHelp("Codex Worker: events kept per job (the real worker's WORKER_EVENT_RETENTION).", valueName: "N"))
     var retention: Int = 2000
     @Option(name: .customLong("relay-codex"), help: ArgumentHelp("CodexMonitor: relay to a real `codex app-server` at PATH instead of scripting turns.", valueName: "PATH"))
@@ -71,6 +73,10 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         if floodRate != nil, flood == nil {
             throw ValidationError("--flood-rate paces --flood: pass --flood N too")
+        }
+        if let floodTurns {
+            guard floodTurns >= 1 else { throw ValidationError("--flood-turns takes a positive number of deltas per turn") }
+            guard floodRate != nil else { throw ValidationError("--flood-turns shapes a paced flood: pass --flood N --flood-rate R too") }
         }
         if let floodShape {
             guard FloodShape(rawValue: floodShape) != nil else {
@@ -101,6 +107,7 @@ struct SimulateCommand: AsyncParsableCommand {
                     password: token, pacing: pacingDuration, legacy: legacy,
                     scenario: scenario.flatMap(OpenCodeScenario.init(rawValue:)), flood: flood)
                 simOptions.floodRate = floodRate
+                simOptions.floodTurns = floodTurns
                 simOptions.floodShape = floodShape.flatMap(FloodShape.init(rawValue:))
                 simOptions.floodClose = floodClose
                 let simulator = OpenCodeSimulator(options: simOptions, logger: logger)
