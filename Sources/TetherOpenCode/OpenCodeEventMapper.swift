@@ -233,7 +233,7 @@ struct OpenCodeEventMapper {
     /// Sessions with a turn in progress (they need a REST look after a reconnect).
     var sessionsWithOpenTurns: Set<String> { Set(openTurns.keys) }
 
-    func hasOpenParts(session: String) -> Bool { parts.values.contains { $0.session == session } }
+    func hasOpenParts(session: String) -> Bool { parts.contains { $0.value.session == session } }
 
     // MARK: Sessions and turns
 
@@ -270,7 +270,7 @@ struct OpenCodeEventMapper {
     private mutating func goIdle(session: String) -> [Event] {
         var events = setStatus(session, .idle)
         guard let turn = openTurns.removeValue(forKey: session) else { return events }
-        for part in parts.values.filter({ $0.session == session }).sorted(by: { $0.id < $1.id }) {
+        for part in parts.compactMap({ $0.value.session == session ? $0.value : nil }).sorted(by: { $0.id < $1.id }) {
             events += completePart(part.id, content: nil)
         }
         for (id, approval) in pendingApprovals where approval.session == session {

@@ -178,7 +178,7 @@ struct OpenCodeStreamMachine {
     /// shown up yet): poll REST rather than trust the silence.
     private mutating func pollIfSilent(at time: Double) -> [Action] {
         let awaitingOurTurn = filter.untilTurnCompletes && filter.promptSent && !filter.isDone
-        let busy = awaitingOurTurn || !mapper.sessionsWithOpenTurns.isEmpty || mapper.statuses.values.contains { $0 != .idle }
+        let busy = awaitingOurTurn || !mapper.sessionsWithOpenTurns.isEmpty || mapper.statuses.contains { $0.value != .idle }
         guard busy, time - lastActivity >= configuration.pollInterval.inSeconds * 1000 else { return [] }
         lastActivity = time
         return [.notePolling, .resync]
