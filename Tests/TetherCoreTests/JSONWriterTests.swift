@@ -18,6 +18,21 @@ import TetherCore
         #expect(Self.written(utf8: [0x61, 0xFF, 0x62]) == "\"a\u{FFFD}b\"")
     }
 
+    /// Mostly plain ASCII with the bytes that need attention at every offset of the eight-byte
+    /// scan: each is found wherever it falls, and the String path agrees.
+    @Test func escapesAreFoundAtEveryOffset() throws {
+        let alphabet: [UInt8] = Array("abcdefgh".utf8) + [0x22, 0x5C, 0x0A, 0x01, 0x1F, 0x20, 0x7F, 0xC3, 0xA9]
+        var random = SeededRandom(seed: 23)
+        for _ in 0..<3_000 {
+            let bytes = (0..<Int(random.next() % 70)).map { _ in
+                random.next() % 6 == 0 ? alphabet[Int(random.next() % UInt64(alphabet.count))] : UInt8(ascii: "x")
+            }
+            let expected = Self.written(String(decoding: bytes, as: UTF8.self))
+            #expect(Self.written(utf8: bytes) == expected)
+            #expect(try JSONParser.parse(expected) == .string(String(decoding: bytes, as: UTF8.self)))
+        }
+    }
+
     @Test func controlCharactersAreEscapedAsJSONRequires() {
         #expect(Self.written(utf8: Array("a\u{0}\u{7}\"".utf8)) == #""a\u0000\u0007\"""#)
     }

@@ -69,12 +69,14 @@ public struct JSONWriter: Sendable {
     /// without making the String first: ASCII (the common case) is escaped straight from the
     /// bytes; anything else goes through String so invalid sequences become U+FFFD as before.
     public mutating func writeString(utf8 text: UnsafeRawBufferPointer) {
-        for byte in text where byte >= 0x80 {
-            return writeString(String(decoding: text, as: UTF8.self))
-        }
+        let mark = bytes.count
         bytes.reserveCapacity(bytes.count + text.count + 2)
         bytes.append(UInt8(ascii: "\""))
-        appendEscaped(UnsafeBufferPointer(start: text.baseAddress?.assumingMemoryBound(to: UInt8.self), count: text.count))
+        let utf8 = UnsafeBufferPointer(start: text.baseAddress?.assumingMemoryBound(to: UInt8.self), count: text.count)
+        guard appendEscaped(utf8, asciiOnly: true) else {
+            bytes.removeSubrange(mark...)
+            return writeString(String(decoding: text, as: UTF8.self))
+        }
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -83,19 +85,35 @@ public struct JSONWriter: Sendable {
         text.withUTF8 { utf8 in
             bytes.reserveCapacity(bytes.count + utf8.count + 2)
             bytes.append(UInt8(ascii: "\""))
-            appendEscaped(utf8)
+            appendEscaped(utf8, asciiOnly: false)
             bytes.append(UInt8(ascii: "\""))
         }
     }
 
-    /// UTF-8 text as the inside of a JSON string: runs without anything to escape are copied whole.
-    private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+    /// UTF-8 text as the inside of a JSON string: runs without anything to escape are copied
+    /// whole, found eight bytes at a time. With `asciiOnly` it stops at the first byte of 0x80 or
+    /// more and returns false (what it appended is then the caller's to take back).
+    @discardableResult
+    private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, asciiOnly: Bool) -> Bool {
+        guard let base = utf8.baseAddress else { return true }
+        let count = utf8.count
+        let raw = UnsafeRawPointer(base)
         var runStart = 0
-        for index in 0..<utf8.count {
-            let byte = utf8[index]
-            guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+        var index = 0
+        while index < count {
+            while index + 8 <= count, !Self.needsAttention(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self), asciiOnly: asciiOnly) {
+                index += 8
+            }
+            guard index < count else { break }
+            let byte = base[index]
+            if byte >= 0x80, asciiOnly { return false }
+            guard byte < 0x20 || byte == 0x22 || byte == 0x5C else {
+                index += 1
+                continue
+            }
             if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
-            runStart = index + 1
+            index += 1
+            runStart = index
             bytes.append(0x5C)
             switch byte {
             case 0x22: bytes.append(0x22)
@@ -111,7 +129,20 @@ public struct JSONWriter: Sendable {
                 bytes.append(Self.hexDigit(byte & 0xF))
             }
         }
-        if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
+        if runStart < count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count])) }
+        return true
+    }
+
+    /// Whether any of a word's eight bytes is a control character, `"` or `\` (or, with
+    /// `asciiOnly`, 0x80 or more): the classic "has a zero byte" / "has a byte less than n" tests,
+    /// exact as a yes or no for the whole word.
+    private static func needsAttention(_ word: UInt64, asciiOnly: Bool) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+        let control = (word &- ones &* 0x20) & ~word & highs != 0
+        return control || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
+            || (asciiOnly && word & highs != 0)
     }
 }
 
