@@ -188,9 +188,13 @@ public final class TCPLineConnection: LineConnection {
         mutating func takeLine(limit: Int, wake: (inout State) -> Void) -> [UInt8]? {
             guard head < lines.count else { return nil }
             let line = lines[head]
+            lines[head] = []  // released now: under a steady stream the queue never runs empty
             head += 1
             if head == lines.count {
                 lines.removeAll(keepingCapacity: lines.capacity <= 1024)
+                head = 0
+            } else if head >= 1024, head * 2 >= lines.count {
+                lines.removeFirst(head)
                 head = 0
             }
             let wasFull = bufferedBytes >= limit
