@@ -288,8 +288,10 @@ final class CodexMonitorRPC: Sendable {
     private func readLoop() async {
         var end = Failure.closed(nil)
         do {
-            while let line = try await connection.receive() {
-                if let held = handle(line) { await deliverWhenThereIsRoom(held) }
+            while let lines = try await connection.receiveBatch() {
+                for line in lines {
+                    if let held = handle(line) { await deliverWhenThereIsRoom(held) }
+                }
             }
         } catch let error as NetError {
             end = .closed(error)
