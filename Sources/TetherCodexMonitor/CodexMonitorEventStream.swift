@@ -130,6 +130,8 @@ struct CodexMonitorEventStream: Sendable {
             }
             try await outbox.flush()
         }
+        // Done, perhaps by what a resync read: its events go out before the stream ends.
+        try await outbox.flush()
     }
 
     private func next(_ client: CodexMonitorClient, timeout: Duration) async throws -> CodexMonitorRPC.Poll {
@@ -168,7 +170,7 @@ struct CodexMonitorEventStream: Sendable {
                 try await outbox.flush()
                 machine.postingPrompt()  // never twice, even if the connection drops before the answer
                 let receipt = try await backend.send(prompt, using: client)
-                machine.promptSent(turn: receipt.turn)
+                try await execute(machine.promptSent(turn: receipt.turn, at: Event.now()), &machine, &link, outbox)
             case .note(let note):
                 log(note)
             }

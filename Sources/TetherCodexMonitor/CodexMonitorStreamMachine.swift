@@ -26,7 +26,7 @@ struct CodexMonitorStreamMachine {
         /// The link has been silent for `keepalive`: `ping` the daemon (a daemon without `ping`
         /// is fine; a ping that fails ends the connection).
         case ping
-        /// `send --follow`: call `postingPrompt`, send the prompt, then `promptSent(turn:)`.
+        /// `send --follow`: call `postingPrompt`, send the prompt, then `promptSent(turn:at:)`.
         case postPrompt
         /// Something to say on stderr (see `Note`).
         case note(Note)
@@ -235,9 +235,14 @@ struct CodexMonitorStreamMachine {
         filter.promptWasSent()
     }
 
-    /// The daemon accepted the prompt; `turn` is the turn it started, when it said.
-    mutating func promptSent(turn: String?) {
+    /// The daemon accepted the prompt at `time`; `turn` is the turn it started, when it said.
+    /// That turn is held open from now on: should it start and end while the link is down, the
+    /// resync after the reconnect still completes it (and `send --follow` finishes).
+    mutating func promptSent(turn: String?, at time: Double) -> [Action] {
         filter.promptWasSent(turn: turn)
+        guard let turn, let target = configuration.target else { return [] }
+        let session = CodexMonitorSessionID.make(workspace: target.workspace, thread: target.thread)
+        return emit(stamped(mapper.started(session: session, turn: turn), at: time))
     }
 
     // MARK: Emitting

@@ -150,10 +150,11 @@ import TetherCore
         #expect(machine.receive(method: "app-server-event", params: json(noise), raw: .null, at: 3).emitted.isEmpty)
         let all = try Transcript.notifications("streaming-turn")
         var actions = Self.receive(all.prefix(1), into: &machine)
-        machine.promptSent(turn: "turn_1")
+        actions += machine.promptSent(turn: "turn_1", at: 4)
         actions += Self.receive(all.dropFirst(), into: &machine)
         let events = actions.emitted
         #expect(events.first?.type == .turnStarted)
+        #expect(events.of(.turnStarted).count == 1)
         #expect(events.allSatisfy { $0.session == "ws-1~thr_1" && ($0.turn == "turn_1" || $0.type == .sessionStatus) })
         #expect(events.last?.type == .turnCompleted)
         #expect(actions.last == .finish)
@@ -177,6 +178,25 @@ import TetherCore
         let resynced = machine.resynced(Self.snapshot([running]), at: 5)
         #expect(!resynced.contains(.postPrompt))
         #expect(resynced.emitted.of(.turnStarted).map(\.turn) == ["turn_1"])
+    }
+
+    /// The daemon named the turn, then the link dropped before any of it streamed, and it ended
+    /// meanwhile: the resync after the reconnect completes it, and `send --follow` finishes.
+    @Test func aTurnNamedBySendThatEndsWhileTheLinkIsDownStillFinishes() throws {
+        let request = EventsRequest(session: "ws-1~thr_1", follow: true, untilTurnCompletes: true)
+        var machine = machine(request, target: ("ws-1", "thr_1"), prompt: true)
+        _ = machine.connected(at: 1)
+        _ = machine.resynced(Self.snapshot([try Self.resumed("idle-thread.resume-thread")]), at: 2)
+        machine.postingPrompt()
+        let sent = machine.promptSent(turn: "turn_1", at: 3)
+        #expect(sent.emitted.map(\.type) == [.turnStarted, .sessionStatus])
+        _ = machine.disconnected(reason: "reset", retryIn: .seconds(1), attempt: 2, at: 4)
+        _ = machine.connected(at: 5)
+        #expect(machine.threadsToRead(active: []).map(\.thread) == ["thr_1"])
+        let resynced = machine.resynced(Self.snapshot([try Self.resumed("streaming-turn.resume-thread")]), at: 6)
+        #expect(resynced.emitted.of(.partCompleted).map(\.part) == ["it_u1", "it_a1", "it_c1"])
+        #expect(resynced.emitted.of(.turnCompleted).map(\.turn) == ["turn_1"])
+        #expect(resynced.last == .finish)
     }
 
     // MARK: Gaps
