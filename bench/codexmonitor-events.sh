@@ -13,8 +13,10 @@
 #   - new-parts: each delta in a new item, started and never completed (2N lines; also a memory
 #     row, tether's peak RSS, target < 50 MB).
 # tether reconnects when the daemon closes, and then gets a new flood: it is timed to its first
-# `turn.completed`. A tether run is given CM_TIMEOUT (30) seconds: today it falls behind, drops
-# events (its stderr says so, counted in the notes) and may never print that turn.completed.
+# `turn.completed`. A tether run is given CM_TIMEOUT (30) seconds. Tether pauses reading when it
+# is behind, except while one of its calls waits for a response (the flood arrives during the
+# first resync): then it queues up to 16 MiB of lines and drops the rest, which its stderr says
+# (counted in the notes) before it re-reads the thread.
 source "$(dirname "$0")/lib.sh"
 FRAMES=${CM_FRAMES:-${FRAMES:-200000}}
 TOKEN=bench-token

@@ -193,6 +193,13 @@ struct CodexMonitorEventMapper {
 
     // MARK: - Turns
 
+    /// A turn known to have started though its `turn/started` may not have been seen (`send`'s
+    /// answer names it): held open from now on, so a re-read after a reconnect completes it
+    /// even if it began and ended while the link was down. Its `turn/started` then says nothing.
+    mutating func started(session: String, turn: String) -> [Event] {
+        ensureTurn(session: session, turn: turn)
+    }
+
     private mutating func ensureTurn(session: String, turn: String) -> [Event] {
         let key = Self.key(session, turn)
         guard openTurns[key] == nil, !finishedTurns.contains(key) else { return [] }

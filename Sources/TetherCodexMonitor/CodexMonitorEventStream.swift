@@ -2,12 +2,10 @@ import Logging
 import TetherCore
 import TetherNet
 
-/// The live side of the CodexMonitor backend: one connection, the mapper, and the resync that
-/// makes up for a daemon that never replays and silently drops events for slow clients. After
-/// every (re)connect the threads that matter (the one asked for, those with a turn we hold open,
-/// those Codex says are active) are re-read with `resume_thread` and only what was missed is
-/// emitted; Codex then re-announces their pending approvals, deduplicated by the mapper. A
-/// silent connection is checked with `ping`. Everything runs in one task: no locks.
+/// The live side of the CodexMonitor backend, reduced to I/O: one connection at a time (and
+/// the reconnect schedule), the daemon reads a resync needs, and the execution of what
+/// `CodexMonitorStreamMachine` decides. Everything runs in one task, so the machine needs no
+/// lock. What is queued when the loop looks goes to the consumer as one batch.
 struct CodexMonitorEventStream: Sendable {
     let backend: CodexMonitorBackend
     let request: EventsRequest
@@ -18,229 +16,238 @@ struct CodexMonitorEventStream: Sendable {
     private var configuration: CodexMonitorBackend.Configuration { backend.configuration }
     private var logger: Logger { backend.logger }
 
+    /// The most notifications mapped before what they produced is handed on.
+    private static let batchLimit = 1024
+
     func run() -> EventStream {
         EventChannel.stream { channel in try await pump(channel) }
     }
 
-    private typealias Output = EventChannel
-
-    /// Per-run state, owned by the pump's task.
-    private struct State {
-        var mapper = CodexMonitorEventMapper()
-        /// `--session`, as a full `WORKSPACE~THREAD` id.
-        var target: (workspace: String, thread: String)?
-        var sessionFilter: String?
-        var sent = false
-        var targetTurn: String?
-        var done = false
-        /// Notifications read from the daemon, over all connections.
-        var notifications = 0
-        /// What the stream does without because the daemon lacks a method, each said once
-        /// (`withoutIfMissing`).
-        var reportedGaps: Set<String> = []
-        /// A memory bound of the mapper's was reached and said so (once per run).
-        var boundReported = false
+    private func makeMachine() throws -> CodexMonitorStreamMachine {
+        CodexMonitorStreamMachine(
+            request: request,
+            configuration: .init(target: try request.session.map(backend.parseSession),
+                                 filtersWorkspaces: configuration.workspace != nil, keepalive: configuration.keepalive,
+                                 endpoint: configuration.endpoint, hasPrompt: sendOnReady != nil))
     }
 
-    private func pump(_ output: Output) async throws {
-        var state = State()
-        state.target = try request.session.map(backend.parseSession)
-        state.sessionFilter = state.target.map { CodexMonitorSessionID.make(workspace: $0.workspace, thread: $0.thread) }
+    /// One connection, as the loop holds it (nil between connections: the machine asks for no
+    /// daemon reads then).
+    private struct Link {
+        let client: CodexMonitorClient
+        /// The workspaces it watches, read at its first resync.
+        var watched: [CodexMonitorWorkspace]?
+        /// `--session`'s workspace was connected (or found missing) on this connection.
+        var targetConnected = false
+    }
+
+    private func pump(_ output: EventChannel) async throws {
+        var machine = try makeMachine()
+        let outbox = EventOutbox(channel: output)
 
         guard request.follow || sendOnReady != nil else {
             // What is current, then stop.
             let client = try await backend.open()
             defer { client.close() }
-            let watched = try await backend.watchedWorkspaces(client)
-            for event in try await resync(client, watched: watched, &state) where !state.done { try await emit(event, &state, output) }
-            for notification in try await Self.settle(client, quiet: configuration.settle) {
-                try await handle(notification.method, notification.params, raw: notification.raw, watched: watched, &state, output)
+            var link: Link? = Link(client: client)
+            try await execute([.resync], &machine, &link, outbox)
+            for notification in try await Self.settle(client, quiet: configuration.settle) where !machine.isDone {
+                try await execute(machine.receive(method: notification.method, params: notification.params, raw: notification.raw,
+                                                  at: Event.now()), &machine, &link, outbox)
             }
+            try await outbox.flush()
             return
         }
 
         var policy = ReconnectPolicy(configuration: configuration.reconnect)
-        try await output.send(.connection(.connecting, attempt: 1, endpoint: configuration.endpoint))
+        var attempt = 1
+        var between: Link? = nil
+        try await execute(machine.connecting(attempt: attempt, at: Event.now()), &machine, &between, outbox)
         while true {
             try Task.checkCancellation()
             policy.connecting()
             let failure: ReconnectPolicy.Failure
             let reason: String
-            let notificationsBefore = state.notifications
+            var delivered = false
             do {
                 let client = try await backend.open()
                 defer { client.close() }
                 policy.connected(at: .now)
-                try await output.send(.connection(.connected, endpoint: configuration.endpoint))
-                try await live(client, &state, output)
-                if state.done { return }
+                var link: Link? = Link(client: client)
+                try await live(&link, &machine, outbox, delivered: &delivered)
+                if machine.isDone { return }
                 failure = .streamEnded
                 reason = "the daemon closed the connection"
             } catch let error as TetherError where error.retryable || error.code == .unavailable || error.code == .timeout {
+                try await outbox.flush()
                 failure = .transportError
                 reason = error.message
             }
             // A connection that delivered is not one that refuses us: the schedule starts over.
-            if state.notifications > notificationsBefore { policy.madeProgress() }
+            if delivered { policy.madeProgress() }
             switch policy.failed(failure, at: .now) {
-            case .reconnect(let delay, let attempt):
+            case .reconnect(let delay, let next):
+                attempt = next
                 logger.info("CodexMonitor stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
-                try await output.send(.connection(.reconnecting, attempt: attempt, endpoint: configuration.endpoint,
-                                         reason: "\(reason); retrying in \(delay.secondsText)"))
+                try await execute(machine.disconnected(reason: reason, retryIn: delay, attempt: attempt, at: Event.now()),
+                                  &machine, &between, outbox)
                 try await Task.sleep(for: delay)
             case .stop(let why):
-                try await output.send(.connection(.failed, endpoint: configuration.endpoint, reason: reason))
+                try await execute(machine.gaveUp(reason: reason, at: Event.now()), &machine, &between, outbox)
                 throw TetherError(.unavailable, "gave up on CodexMonitor at \(configuration.endpoint) (\(why)): \(reason)",
                                   hint: "`tether check -p \(configuration.profile)` tests the connection", retryable: true)
             }
         }
     }
 
-    /// One connection's life: resync, maybe send, then notifications until the end.
-    private func live(_ client: CodexMonitorClient, _ state: inout State, _ output: Output) async throws {
-        let watched = try await backend.watchedWorkspaces(client)
-        var notes: [Event] = []
-        if let target = state.target {
-            _ = try await withoutIfMissing("the workspace is not connected first; its thread is read as it is", &state, &notes) {
-                try await client.connectWorkspace(target.workspace)
+    /// One connection's life: the machine resyncs (and maybe sends), then notifications until
+    /// the end. `delivered`: at least one notification came.
+    private func live(_ link: inout Link?, _ machine: inout CodexMonitorStreamMachine, _ outbox: EventOutbox,
+                      delivered: inout Bool) async throws {
+        try await execute(machine.connected(at: Event.now()), &machine, &link, outbox)
+        while !machine.isDone {
+            guard let client = link?.client else { return }
+            try await outbox.flush()  // what the resync or the last batch produced, before waiting
+            var poll = try await next(client, timeout: machine.timeUntilTick(at: Event.now()))
+            var handled = 0
+            // Everything already queued is mapped before the batch goes out; nothing waits for input.
+            while true {
+                switch poll {
+                case .ended:
+                    try await outbox.flush()
+                    return
+                case .timedOut:
+                    if handled == 0 { try await execute(machine.tick(at: Event.now()), &machine, &link, outbox) }
+                case .incoming(.lost(let count)):
+                    try await execute(machine.lost(count: count, at: Event.now()), &machine, &link, outbox)
+                case .incoming(.notification(let method, let params, let raw)):
+                    delivered = true
+                    try await execute(machine.receive(method: method, params: params, raw: raw, at: Event.now()), &machine, &link, outbox)
+                }
+                handled += 1
+                guard case .incoming = poll, !machine.isDone, handled < Self.batchLimit else { break }
+                poll = try await next(client, timeout: .zero)
             }
+            try await outbox.flush()
         }
-        for event in try await notes + resync(client, watched: watched, &state) where !state.done { try await emit(event, &state, output) }
-        if state.done { return }
-        if let prompt = sendOnReady, !state.sent {
-            state.sent = true  // never twice, even if the connection drops before the answer
-            let receipt = try await backend.send(prompt, using: client)
-            state.targetTurn = receipt.turn
+        // Done, perhaps by what a resync read: its events go out before the stream ends.
+        try await outbox.flush()
+    }
+
+    private func next(_ client: CodexMonitorClient, timeout: Duration) async throws -> CodexMonitorRPC.Poll {
+        do {
+            return try await client.rpc.poll(timeout: timeout)
+        } catch let failure as CodexMonitorRPC.Failure {
+            throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: configuration)
         }
-        while !state.done {
-            let poll: CodexMonitorRPC.Poll
-            do {
-                poll = try await client.rpc.poll(timeout: configuration.keepalive)
-            } catch let failure as CodexMonitorRPC.Failure {
-                throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: configuration)
-            }
-            switch poll {
-            case .ended:
+    }
+
+    /// Runs the machine's actions, and those they lead to. Events wait in the outbox until the
+    /// batch ends or I/O is about to happen, so they go out in order and never wait on I/O.
+    private func execute(_ actions: [CodexMonitorStreamMachine.Action], _ machine: inout CodexMonitorStreamMachine,
+                         _ link: inout Link?, _ outbox: EventOutbox) async throws {
+        for action in actions {
+            switch action {
+            case .emit(let events):
+                // Fills in how an approval this process answered was decided (it filters nothing).
+                outbox.add(events.map(backend.answers.filledIn))
+            case .finish:
                 return
-            case .timedOut:
-                // The daemon never pings and sets no TCP keepalive: make sure the link is alive.
+            case .resync:
+                guard var current = link else { continue }
+                try await outbox.flush()
+                let snapshot = try await readSnapshot(&current, for: machine)
+                link = current
+                try await execute(machine.resynced(snapshot, at: Event.now()), &machine, &link, outbox)
+            case .ping:
+                guard let client = link?.client else { continue }
+                try await outbox.flush()
                 do {
                     _ = try await client.call("ping", doing: "checking a silent connection", timeout: configuration.pingTimeout)
                 } catch let error as TetherError where error.code == .unsupported {}
-            case .incoming(.lost(let count)):
-                logger.warning("Tether fell behind and dropped CodexMonitor events; re-reading the active threads",
-                               metadata: ["dropped": "\(count)"])
-                for event in try await resync(client, watched: watched, &state) where !state.done { try await emit(event, &state, output) }
-            case .incoming(.notification(let method, let params, let raw)):
-                state.notifications += 1
-                try await handle(method, params, raw: raw, watched: watched, &state, output)
+            case .postPrompt:
+                guard let prompt = sendOnReady, let client = link?.client else { continue }
+                try await outbox.flush()
+                machine.postingPrompt()  // never twice, even if the connection drops before the answer
+                let receipt = try await backend.send(prompt, using: client)
+                try await execute(machine.promptSent(turn: receipt.turn, at: Event.now()), &machine, &link, outbox)
+            case .note(let note):
+                log(note)
             }
         }
     }
 
-    private func handle(_ method: String, _ params: JSONValue, raw: JSONValue, watched: [CodexMonitorWorkspace],
-                        _ state: inout State, _ output: Output) async throws {
-        let workspace: String?
-        switch method {
-        case "app-server-event":
-            workspace = CodexMonitorEventMapper.string(params, "workspace_id", "workspaceId")
-            let inner = params["message"]?["method"]?.string ?? "(none)"
-            if inner == "codex/stderr" {
-                logger.debug("codex stderr", metadata: ["workspace": "\(workspace ?? "?")", "line": "\(params["message"]?["params"]?["message"]?.string ?? "")"])
-            } else if !CodexMonitorEventMapper.handledMethods.contains(inner) {
-                logger.debug("CodexMonitor event not mapped", metadata: ["method": "\(inner)"])
-            }
-        case "terminal-output", "terminal-exit":
-            workspace = CodexMonitorEventMapper.string(params, "workspaceId", "workspace_id")
-        default:
-            logger.debug("CodexMonitor notification ignored", metadata: ["method": "\(method)"])
-            return
+    /// What a resync reads: the watched workspaces (once per connection), `--session`'s
+    /// workspace connected, the active threads when the machine lists them, then each thread
+    /// the machine names, with `resume_thread`. Reads the daemon lacks are recorded as gaps.
+    private func readSnapshot(_ link: inout Link, for machine: CodexMonitorStreamMachine) async throws -> CodexMonitorSnapshot {
+        let client = link.client
+        let watched: [CodexMonitorWorkspace]
+        if let known = link.watched {
+            watched = known
+        } else {
+            watched = try await backend.watchedWorkspaces(client)
+            link.watched = watched
         }
-        // Events are broadcast for every workspace; a profile with a workspace sees only its own.
-        if configuration.workspace != nil, let workspace, !watched.contains(where: { $0.id == workspace }) { return }
-        for var event in state.mapper.map(method: method, params: params) where !state.done {
-            if event.raw == nil { event.raw = raw }
-            try await emit(event, &state, output)
+        var snapshot = CodexMonitorSnapshot(watched: watched.map(\.id), threads: [])
+        if let target = machine.target, !link.targetConnected {
+            link.targetConnected = true
+            _ = try await readOrGap(.connectWorkspace, &snapshot) { try await client.connectWorkspace(target.workspace) }
         }
-        if !state.boundReported, state.mapper.releasedState > 0 {
-            state.boundReported = true
-            logger.warning("more turns, items or threads are open at once than Tether keeps (1,024 items): the oldest open ones are let go of; their deltas still stream and item/completed still completes them")
-        }
-    }
-
-    /// Re-reads the threads that matter and returns what the stream had not emitted.
-    private func resync(_ client: CodexMonitorClient, watched: [CodexMonitorWorkspace], _ state: inout State) async throws -> [Event] {
-        var targets: [(workspace: String, thread: String)] = []
-        func add(_ workspace: String, _ thread: String) {
-            if !targets.contains(where: { $0.workspace == workspace && $0.thread == thread }) { targets.append((workspace, thread)) }
-        }
-        if let target = state.target { add(target.workspace, target.thread) }
-        for session in state.mapper.openSessions {
-            if let parsed = CodexMonitorSessionID.parse(session) { add(parsed.workspace, parsed.thread) }
-        }
-        var events: [Event] = []
-        if state.target == nil {
+        var active: [(workspace: String, thread: String)] = []
+        if machine.listsActiveThreads {
             for workspace in watched {
-                let threads = try await withoutIfMissing("threads already running when Tether connected are not re-read; live events still stream",
-                                                         &state, &events) {
+                let threads = try await readOrGap(.listThreads, &snapshot) {
                     try await backend.api("listing the threads of workspace \(workspace.id)") { try await client.threads(in: workspace) }
                 }
                 for thread in threads ?? [] where CodexMonitorThread.isActive(thread) {
-                    if let id = thread["id"]?.string { add(workspace.id, id) }
+                    if let id = thread["id"]?.string { active.append((workspace.id, id)) }
                 }
             }
         }
-        for (workspace, thread) in targets {
+        for (workspace, thread) in machine.threadsToRead(active: active) {
             do {
-                let object = try await withoutIfMissing("what a thread did while Tether was away is not re-read; live events still stream",
-                                                        &state, &events) {
+                if let object = try await readOrGap(.resumeThread, &snapshot, {
                     try await backend.resume(client, workspace: workspace, thread: thread)
+                }) {
+                    snapshot.threads.append((workspace, object))
                 }
-                if let object { events += state.mapper.reconcile(workspace: workspace, thread: object) }
-            } catch let error as TetherError where error.code == .notFound && !(state.target.map { $0 == (workspace, thread) } ?? false) {
+            } catch let error as TetherError where error.code == .notFound && !machine.isTarget(workspace: workspace, thread: thread) {
                 logger.info("a thread went away while Tether was disconnected", metadata: ["thread": "\(thread)", "error": "\(error.message)"])
             }
         }
-        return events
+        return snapshot
     }
 
-    /// A read that an older or forked daemon may not have (it answers `unknown method`): the
-    /// stream goes on without it, and says once what that costs — at `-v`, and as an
-    /// `error` event with `retryable: false`. nil when the method is missing.
-    private func withoutIfMissing<T>(_ consequence: String, _ state: inout State, _ notes: inout [Event],
-                                     _ read: () async throws -> T) async throws -> T? {
+    /// A read an older or forked daemon may not have (it answers `unknown method`): nil, and
+    /// the gap recorded for the machine (which says it once per run).
+    private func readOrGap<T>(_ gap: CodexMonitorStreamMachine.Gap, _ snapshot: inout CodexMonitorSnapshot,
+                              _ read: () async throws -> T) async throws -> T? {
         do {
             return try await read()
         } catch let error as TetherError where error.code == .unsupported {
-            guard state.reportedGaps.insert(consequence).inserted else { return nil }
-            logger.info("CodexMonitor daemon lacks a method; going on without it",
-                        metadata: ["error": "\(error.message)", "consequence": "\(consequence)"])
-            notes.append(.error(TetherError(.unsupported, "\(error.message); \(consequence)", hint: error.hint, retryable: false)))
+            if !snapshot.missing.contains(where: { $0.gap == gap }) { snapshot.missing.append((gap, error)) }
             return nil
         }
     }
 
-    private func emit(_ event: Event, _ state: inout State, _ output: Output) async throws {
-        let event = backend.answers.filledIn(event)
-        guard keep(event, &state) else { return }
-        try await output.send(event)
-        if request.untilTurnCompletes, event.type == .turnCompleted, event.turn == state.targetTurn {
-            state.done = true
+    private func log(_ note: CodexMonitorStreamMachine.Note) {
+        switch note {
+        case .codexStderr(let workspace, let line):
+            logger.debug("codex stderr", metadata: ["workspace": "\(workspace ?? "?")", "line": "\(line)"])
+        case .unmapped(let method):
+            logger.debug("CodexMonitor event not mapped", metadata: ["method": "\(method)"])
+        case .ignored(let method):
+            logger.debug("CodexMonitor notification ignored", metadata: ["method": "\(method)"])
+        case .dropped(let count):
+            logger.warning("Tether fell behind and dropped CodexMonitor events; re-reading the active threads",
+                           metadata: ["dropped": "\(count)"])
+        case .gap(let gap, let message):
+            logger.info("CodexMonitor daemon lacks a method; going on without it",
+                        metadata: ["error": "\(message)", "consequence": "\(gap.consequence)"])
+        case .boundReached(let what):
+            logger.warning("\(what)")
         }
-    }
-
-    /// Applies `--session` / `--turn`, and for `send --follow` keeps to the turn the prompt started.
-    private func keep(_ event: Event, _ state: inout State) -> Bool {
-        // The link's state and errors of the stream itself concern every consumer.
-        if event.type == .connectionState || (event.type == .error && event.session == nil) { return true }
-        if let session = state.sessionFilter, event.session != session { return false }
-        if request.untilTurnCompletes {
-            if state.targetTurn == nil, state.sent, event.type == .turnStarted { state.targetTurn = event.turn }
-            guard let target = state.targetTurn else { return false }
-            return event.turn == target || (event.turn == nil && event.type == .sessionStatus)
-        }
-        if let turn = request.turn, event.turn != turn { return false }
-        return true
     }
 
     /// Collects notifications until none has come for `quiet` (at most four times that): long

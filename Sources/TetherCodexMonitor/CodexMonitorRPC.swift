@@ -7,10 +7,12 @@ import TetherNet
 ///
 /// Many calls may be in flight; the daemon answers them in any order (each request is its own
 /// task upstream), so responses are matched by id, and each call has its own timeout.
-/// Notifications arrive interleaved with responses and are queued for one consumer, bounded in
-/// bytes. When the queue is full the reader stops reading (TCP then pushes back on the daemon)
-/// until the consumer catches up — unless a call is waiting for its response: that response
-/// must still be read, so then what overflows is dropped and reported as
+/// Notifications arrive interleaved with responses and are queued for one consumer as the line's
+/// bytes (told apart from responses by `CodexMonitorEnvelope`, without parsing), bounded in
+/// bytes: the bound on the queue is the bound on its memory. The consumer parses each line as
+/// it takes it. When the queue is full the reader stops reading (TCP then pushes back on the
+/// daemon) until the consumer catches up — unless a call is waiting for its response: that
+/// response must still be read, so then what overflows is dropped and reported as
 /// ``Incoming/lost(count:)`` (the consumer re-reads; the daemon itself drops events for slow
 /// clients the same way, silently). Unparsable lines and responses to unknown ids are logged
 /// and skipped.
@@ -41,22 +43,57 @@ final class CodexMonitorRPC: Sendable {
         case ended
     }
 
+    /// What waits in the queue: a notification line as it arrived, or a count of dropped ones.
+    private enum Entry {
+        case line([UInt8])
+        case lost(Int)
+
+        /// What it holds against the budget.
+        var bytes: Int {
+            if case .line(let line) = self { return line.count }
+            return 0
+        }
+    }
+
+    /// What one wait for the queue yields, before the line is parsed.
+    private enum Taken {
+        case entry(Entry)
+        case timedOut
+        case ended
+    }
+
     private struct State {
         var nextID: Int64 = 1
         var pending: [Int64: ResponseSlot] = [:]
-        var queue: [(Incoming, Int)] = []
+        var queue: [Entry] = []
         var head = 0
         var queuedBytes = 0
-        var waiter: (token: Int, continuation: CheckedContinuation<Poll, any Error>)?
+        var waiter: (token: Int, continuation: CheckedContinuation<Taken, any Error>)?
         var waiterTokens = 0
-        /// A poll whose timer fired before it started waiting: it returns `.timedOut` at once.
-        var expiredToken: Int?
         var end: Failure?
         /// The reader, paused on a full queue: resumed once the consumer has caught up, a call
         /// needs its response read, or the connection ends.
         var pausedReader: CheckedContinuation<Void, Never>?
         /// `close()` was called: the reader must not pause any more.
         var closing = false
+
+        /// The oldest entry, released from the queue at once: a flood keeps the queue from
+        /// ever running empty, so taken slots must not hold their lines until it does.
+        mutating func takeFirst() -> Entry? {
+            guard head < queue.count else { return nil }
+            let entry = queue[head]
+            queue[head] = .lost(0)
+            head += 1
+            queuedBytes -= entry.bytes
+            if head == queue.count {
+                queue.removeAll(keepingCapacity: queue.capacity <= 4096)
+                head = 0
+            } else if head >= 1024, head * 2 >= queue.count {
+                queue.removeFirst(head)  // amortized: as many moves as entries taken
+                head = 0
+            }
+            return entry
+        }
 
         /// Resumes a paused reader (the caller resumes what this returns outside the lock).
         mutating func takePausedReader() -> CheckedContinuation<Void, Never>? {
@@ -73,7 +110,7 @@ final class CodexMonitorRPC: Sendable {
 
     /// - Parameters:
     ///   - notificationBudget: bytes of notification lines queued for the consumer before the
-    ///     reader pauses. Queued notifications are held parsed, several times their line's size.
+    ///     reader pauses. Lines are held as bytes: this is (within the array headers) their memory.
     ///   - callBudget: while a call waits for its response the reader cannot pause (the
     ///     response comes on the same connection): it queues up to this many bytes, then drops
     ///     and reports them as lost.
@@ -157,50 +194,79 @@ final class CodexMonitorRPC: Sendable {
 
     /// The next notification, or `.timedOut` when none comes within `timeout` (nil: no limit).
     /// Nothing is lost to the timeout: a notification is handed over or left queued, never both.
+    /// The line is parsed here, in the consumer's task; one that is not JSON is logged and skipped.
     func poll(timeout: Duration?) async throws -> Poll {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        while true {
+            switch try await take(timeout: deadline.map { $0 - .now }) {
+            case .entry(.line(let line)):
+                if let incoming = decode(line) { return .incoming(incoming) }
+            case .entry(.lost(let count)): return .incoming(.lost(count: count))
+            case .timedOut: return .timedOut
+            case .ended: return .ended
+            }
+        }
+    }
+
+    /// A queued line as the consumer receives it; nil (logged) when it is not a notification after all.
+    private func decode(_ line: [UInt8]) -> Incoming? {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(line)
+        } catch {
+            logger.warning("skipping a line from CodexMonitor that is not JSON",
+                           metadata: ["error": "\(error)", "line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
+            return nil
+        }
+        guard case .notification(let method, let params) = Message.classify(value) else {
+            logger.warning("skipping a CodexMonitor line that is not a notification",
+                           metadata: ["line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
+            return nil
+        }
+        return .notification(method: method, params: params, raw: value)
+    }
+
+    /// The oldest queued entry, waiting for one up to `timeout` (nil: no limit; zero or less:
+    /// only what is queued). The timer is armed only when the consumer has to wait.
+    private func take(timeout: Duration?) async throws -> Taken {
         let token = state.withLock { state -> Int in
             state.waiterTokens += 1
             return state.waiterTokens
         }
-        let timer = timeout.map { timeout in
-            Task { [self] in
-                try await Task.sleep(for: timeout)
-                resumeWaiter(token: token, with: .success(.timedOut))
-            }
-        }
+        var timer: Task<Void, any Error>?
         defer { timer?.cancel() }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Poll, any Error>) in
-                enum Outcome { case ready(Poll, CheckedContinuation<Void, Never>?), failed(any Error), wait }
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Taken, any Error>) in
+                enum Outcome { case ready(Taken, CheckedContinuation<Void, Never>?), failed(any Error), wait }
                 let outcome: Outcome = state.withLock { state in
-                    if state.head < state.queue.count {
-                        let (incoming, bytes) = state.queue[state.head]
-                        state.head += 1
-                        state.queuedBytes -= bytes
-                        if state.head == state.queue.count {
-                            state.queue.removeAll(keepingCapacity: state.queue.capacity <= 4096)
-                            state.head = 0
-                        }
+                    if let entry = state.takeFirst() {
                         // Caught up to half the budget: a paused reader reads on.
                         let reader = state.queuedBytes <= notificationBudget / 2 ? state.takePausedReader() : nil
-                        return .ready(.incoming(incoming), reader)
+                        return .ready(.entry(entry), reader)
                     }
                     if let end = state.end {
                         if case .closed(nil) = end { return .ready(.ended, nil) }
                         return .failed(end)
                     }
                     if Task.isCancelled { return .failed(CancellationError()) }
-                    if state.expiredToken == token { return .ready(.timedOut, nil) }
+                    if let timeout, timeout <= .zero { return .ready(.timedOut, nil) }
                     precondition(state.waiter == nil, "CodexMonitorRPC has one notification consumer")
                     state.waiter = (token, continuation)
                     return .wait
                 }
                 switch outcome {
-                case .ready(let poll, let reader):
+                case .ready(let taken, let reader):
                     reader?.resume()
-                    continuation.resume(returning: poll)
+                    continuation.resume(returning: taken)
                 case .failed(let error): continuation.resume(throwing: error)
-                case .wait: break
+                case .wait:
+                    // Registered first: a timer that fires now finds the waiter to time out.
+                    timer = timeout.map { timeout in
+                        Task { [self] in
+                            try await Task.sleep(for: timeout)
+                            resumeWaiter(token: token, with: .success(.timedOut))
+                        }
+                    }
                 }
             }
         } onCancel: {
@@ -208,12 +274,9 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
-    private func resumeWaiter(token: Int, with result: Result<Poll, any Error>) {
-        let waiter: CheckedContinuation<Poll, any Error>? = state.withLock { state in
-            guard let waiter = state.waiter, waiter.token == token else {
-                state.expiredToken = token  // not waiting yet (or any more): remembered for the registration
-                return nil
-            }
+    private func resumeWaiter(token: Int, with result: Result<Taken, any Error>) {
+        let waiter: CheckedContinuation<Taken, any Error>? = state.withLock { state in
+            guard let waiter = state.waiter, waiter.token == token else { return nil }  // handed an entry already
             state.waiter = nil
             return waiter.continuation
         }
@@ -225,8 +288,10 @@ final class CodexMonitorRPC: Sendable {
     private func readLoop() async {
         var end = Failure.closed(nil)
         do {
-            while let line = try await connection.receive() {
-                if let held = handle(line) { await deliverWhenThereIsRoom(held) }
+            while let lines = try await connection.receiveBatch() {
+                for line in lines {
+                    if let held = handle(line) { await deliverWhenThereIsRoom(held) }
+                }
             }
         } catch let error as NetError {
             end = .closed(error)
@@ -236,11 +301,10 @@ final class CodexMonitorRPC: Sendable {
         finish(end)
     }
 
-    /// A notification that found the queue full, with its size: the reader waits, then offers it again.
-    private typealias Held = (incoming: Incoming, bytes: Int)
-
-    /// Routes one line; returns a notification that must wait for room in the queue.
-    private func handle(_ line: [UInt8]) -> Held? {
+    /// Routes one line; returns a notification line that must wait for room in the queue.
+    /// Notifications are queued unparsed; everything else is parsed here.
+    private func handle(_ line: [UInt8]) -> [UInt8]? {
+        if CodexMonitorEnvelope.of(line) == .notification { return enqueue(line) }
         let value: JSONValue
         do {
             value = try JSONParser.parse(line)
@@ -258,8 +322,10 @@ final class CodexMonitorRPC: Sendable {
                 return nil
             }
             slot.fulfil(result.mapError { .remote($0) })
-        case .notification(let method, let params):
-            return enqueue((.notification(method: method, params: params, raw: value), line.count))
+        case .notification:
+            // One the envelope could not vouch for (an escaped key, a repeated one): still a
+            // notification, queued as bytes like the others.
+            return enqueue(line)
         case .request(let id, let method):
             logger.warning("skipping a request from the CodexMonitor daemon, which Tether does not answer",
                            metadata: ["id": "\(id.serialized)", "method": "\(method)"])
@@ -272,8 +338,8 @@ final class CodexMonitorRPC: Sendable {
 
     /// Pauses the reader until the queue has room (or a call needs its response read, or the
     /// connection ended), then offers `held` again; repeats while it is still refused.
-    private func deliverWhenThereIsRoom(_ held: Held) async {
-        var held: Held? = held
+    private func deliverWhenThereIsRoom(_ held: [UInt8]) async {
+        var held: [UInt8]? = held
         while let waiting = held {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow: Bool = state.withLock { state in
@@ -288,43 +354,42 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
-    /// Hands a notification to the consumer or queues it; returns it when the queue is full and
-    /// the reader may wait (no call needs a response read), dropping it otherwise.
-    private func enqueue(_ held: Held) -> Held? {
-        let (incoming, bytes) = held
-        enum Step { case delivered(CheckedContinuation<Poll, any Error>), queued, dropped, full }
+    /// Hands a notification line to the consumer or queues it; returns it when the queue is full
+    /// and the reader may wait (no call needs a response read), dropping it otherwise.
+    private func enqueue(_ line: [UInt8]) -> [UInt8]? {
+        enum Step { case delivered(CheckedContinuation<Taken, any Error>), queued, dropped, full }
         let step: Step = state.withLock { state in
             if let waiter = state.waiter, state.head == state.queue.count {
                 state.waiter = nil
                 return .delivered(waiter.continuation)
             }
-            // One notification is always taken, however large: the budget bounds the backlog.
+            // One line is always taken, however large: the budget bounds the backlog.
             let limit = state.pending.isEmpty ? notificationBudget : callBudget
-            guard state.queuedBytes == 0 || state.queuedBytes + bytes <= limit else {
+            guard state.queuedBytes == 0 || state.queuedBytes + line.count <= limit else {
                 if state.pending.isEmpty, state.end == nil, !state.closing { return .full }
                 // Dropped: count it on a trailing `lost` marker (which may exceed the budget by one entry).
-                if let last = state.queue.last, state.queue.count > state.head, case .lost(let count) = last.0 {
-                    state.queue[state.queue.count - 1] = (.lost(count: count + 1), 0)
+                if state.queue.count > state.head, case .lost(let count) = state.queue[state.queue.count - 1] {
+                    state.queue[state.queue.count - 1] = .lost(count + 1)
                 } else {
-                    state.queue.append((.lost(count: 1), 0))
+                    state.queue.append(.lost(1))
                 }
                 return .dropped
             }
-            state.queue.append((incoming, bytes))
-            state.queuedBytes += bytes
+            state.queue.append(.line(line))
+            state.queuedBytes += line.count
             return .queued
         }
         switch step {
-        case .delivered(let waiter): waiter.resume(returning: .incoming(incoming))
+        case .delivered(let waiter): waiter.resume(returning: .entry(.line(line)))
         case .queued: break
         case .dropped: logger.debug("CodexMonitor notification dropped: the consumer is behind while a call waits for its response")
-        case .full: return held
+        case .full: return line
         }
         return nil
     }
 
     private func finish(_ end: Failure) {
-        let (pending, waiter, reader): ([ResponseSlot], CheckedContinuation<Poll, any Error>?, CheckedContinuation<Void, Never>?) = state.withLock { state in
+        let (pending, waiter, reader): ([ResponseSlot], CheckedContinuation<Taken, any Error>?, CheckedContinuation<Void, Never>?) = state.withLock { state in
             state.end = end
             let pending = Array(state.pending.values)
             state.pending = [:]

@@ -8,33 +8,68 @@ import Synchronization
 ///   (`send(contentsOf:)`); the consumer takes everything that is ready at once (`next()`). One
 ///   wake-up per batch instead of one per element: that is where the time went when each event
 ///   crossed on its own (futex wake-ups, task switches).
-/// - Bounded: once `capacity` elements wait, a producer waits too — an async task suspends
+/// - Bounded: once `capacity` elements wait (or, with `weigh`, elements weighing that much —
+///   bytes, say), a producer waits too — an async task suspends
 ///   (`send`), a plain thread blocks (`sendBlocking`) — until the consumer takes them. A batch is
-///   taken whole while there is room, so at most `capacity - 1` plus one batch wait.
+///   taken whole while there is room, so at most `capacity - 1` plus one batch wait. A thread
+///   that must not block (a socket's I/O thread, which also writes) offers with `trySend` and is
+///   called back when there is room again.
 /// - Live: nothing is held back; a consumer that asks gets what is there, or waits for the next
 ///   batch.
 /// - One lock decides every step, so a producer can never park after the consumer drained the
 ///   buffer and went to wait (the deadlock an earlier two-step hand-off had).
 /// - Cancellation (the consumer is gone) wakes everyone: sends throw `CancellationError`, a
-///   blocked thread returns `false`.
+///   blocked thread returns `false`. A consumer that may give up one wait and come back (a
+///   connection's `receive()`) waits with `next(cancellation: .endsWaitOnly)` instead.
 public final class BatchChannel<Element: Sendable>: Sendable {
     private struct State {
         var buffer: [Element] = []
+        /// What `buffer` weighs (its count without `weigh`).
+        var weight = 0
         var consumer: CheckedContinuation<[Element]?, any Error>?
         var parkedTasks: [CheckedContinuation<Void, any Error>] = []
         var parkedThreads: [DispatchSemaphore] = []
+        /// `trySend`'s producers that found the channel full, to call once there is room.
+        var roomCallbacks: [@Sendable () -> Void] = []
         var ended = false
         var failure: (any Error)?
         var cancelled = false
 
         /// Producers to wake once the consumer has taken the buffer.
-        mutating func takeParked() -> ([CheckedContinuation<Void, any Error>], [DispatchSemaphore]) {
+        mutating func takeParked() -> Parked {
             defer {
                 parkedTasks.removeAll()
                 parkedThreads.removeAll()
+                roomCallbacks.removeAll()
             }
-            return (parkedTasks, parkedThreads)
+            return Parked(tasks: parkedTasks, threads: parkedThreads, callbacks: roomCallbacks)
         }
+    }
+
+    /// Producers waiting for room, taken under the lock and woken outside it.
+    private struct Parked {
+        var tasks: [CheckedContinuation<Void, any Error>] = []
+        var threads: [DispatchSemaphore] = []
+        var callbacks: [@Sendable () -> Void] = []
+
+        /// There is room (or the channel closed): each producer offers again.
+        func wake(throwing error: (any Error)? = nil) {
+            for task in tasks {
+                if let error { task.resume(throwing: error) } else { task.resume() }
+            }
+            for thread in threads { thread.signal() }
+            for callback in callbacks { callback() }
+        }
+    }
+
+    /// What `trySend` did with a batch.
+    public enum TrySendOutcome: Sendable, Equatable {
+        /// Taken (buffered, or handed to the waiting consumer).
+        case accepted
+        /// Not taken: the channel is full. `onRoom` will be called.
+        case full
+        /// Not taken, and nothing ever will be: the consumer is gone or the channel was finished.
+        case closed
     }
 
     private enum Offer {
@@ -45,7 +80,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     }
 
     private enum Take {
-        case batch([Element], [CheckedContinuation<Void, any Error>], [DispatchSemaphore])
+        case batch([Element], Parked)
         case end(Result<[Element]?, any Error>)
         case wait
     }
@@ -53,11 +88,29 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     private enum Room { case park, retry, closed }
 
     private let state = Mutex(State())
-    /// How many elements may wait before producers wait too.
+    /// How many elements (or how much weight) may wait before producers wait too.
     public let capacity: Int
+    private let weigh: (@Sendable (Element) -> Int)?
 
-    public init(capacity: Int) {
+    /// - Parameters:
+    ///   - capacity: how much may wait before producers wait too: elements, or with `weigh`,
+    ///     their total weight.
+    ///   - weigh: what one element weighs (a line's or a message's bytes); nil: 1 each.
+    public init(capacity: Int, weigh: (@Sendable (Element) -> Int)? = nil) {
         self.capacity = max(1, capacity)
+        self.weigh = weigh
+    }
+
+    /// What waits for the consumer now: elements, or their weight. For measurements.
+    public var bufferedWeight: Int { state.withLock { $0.weight } }
+
+    /// What a consumer that gives up waiting (its task is cancelled) does to the channel.
+    public enum ConsumerCancellation: Sendable {
+        /// The consumer is gone for good: the channel is cancelled (producers fail).
+        case cancelsChannel
+        /// Only this wait ends (with `CancellationError`); the channel and what it holds stay
+        /// for the next `next()`. Nothing is lost: a batch already handed over is returned.
+        case endsWaitOnly
     }
 
     // MARK: Producer
@@ -97,7 +150,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
             case .full:
                 let room = DispatchSemaphore(value: 0)
                 let parked: Bool = state.withLock { state in
-                    if state.cancelled || state.ended || state.buffer.count < capacity { return false }
+                    if state.cancelled || state.ended || state.weight < capacity { return false }
                     state.parkedThreads.append(room)
                     return true
                 }
@@ -106,10 +159,48 @@ public final class BatchChannel<Element: Sendable>: Sendable {
         }
     }
 
+    /// Hands `batch` over if the channel has room now, never waiting: for a producer that has
+    /// other work and cannot block (a socket's I/O thread, which also writes). On `.full`
+    /// nothing was taken, and `onRoom` was registered in the same step (under the lock) that
+    /// found the channel full, so a consumer that drains right after cannot slip between the two:
+    /// it is called once, outside the lock, when the consumer takes a batch — or when the channel
+    /// is finished or cancelled (the next offer then says `.closed`). It must not block; it
+    /// typically wakes the producer, which offers again. On `.accepted` and `.closed` it is
+    /// dropped uncalled.
+    public func trySend(contentsOf batch: [Element], onRoom: @escaping @Sendable () -> Void) -> TrySendOutcome {
+        guard !batch.isEmpty else { return .accepted }
+        let offered: Offer = state.withLock { state in
+            let offered = offer(batch, &state)
+            if case .full = offered { state.roomCallbacks.append(onRoom) }
+            return offered
+        }
+        switch offered {
+        case .taken: return .accepted
+        case .handed(let consumer):
+            consumer.resume(returning: batch)
+            return .accepted
+        case .full: return .full
+        case .closed: return .closed
+        }
+    }
+
+    /// Whether an offer would be taken now, for a producer thread that reads only what it can
+    /// hand over (with one producer, a `trySend` right after `true` is accepted: only the
+    /// consumer changes the buffer meanwhile, and it only empties it). When not, `onRoom` is
+    /// registered in the same step, exactly as by a `trySend` that found the channel full.
+    /// A closed channel has room: offers there say `.closed`.
+    public func hasRoom(orCall onRoom: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            if state.cancelled || state.ended || state.consumer != nil || state.weight < capacity { return true }
+            state.roomCallbacks.append(onRoom)
+            return false
+        }
+    }
+
     /// No more elements: the consumer gets what is buffered, then the end (or `error`).
     public func finish(throwing error: (any Error)? = nil) {
         var consumer: CheckedContinuation<[Element]?, any Error>?
-        var parked: ([CheckedContinuation<Void, any Error>], [DispatchSemaphore]) = ([], [])
+        var parked = Parked()
         state.withLock { state in
             guard !state.ended else { return }
             state.ended = true
@@ -118,21 +209,19 @@ public final class BatchChannel<Element: Sendable>: Sendable {
             if state.buffer.isEmpty { consumer = state.consumer }
             state.consumer = nil
         }
-        for task in parked.0 { task.resume(throwing: CancellationError()) }
-        for thread in parked.1 { thread.signal() }
+        parked.wake(throwing: CancellationError())
         if let error { consumer?.resume(throwing: error) } else { consumer?.resume(returning: nil) }
     }
 
     /// The consumer is gone: wake everyone; later sends fail.
     public func cancel() {
-        let (consumer, tasks, threads) = state.withLock { state in
+        let (consumer, parked) = state.withLock { state in
             state.cancelled = true
-            let (tasks, threads) = state.takeParked()
+            let parked = state.takeParked()
             defer { state.consumer = nil }
-            return (state.consumer, tasks, threads)
+            return (state.consumer, parked)
         }
-        for task in tasks { task.resume(throwing: CancellationError()) }
-        for thread in threads { thread.signal() }
+        parked.wake(throwing: CancellationError())
         consumer?.resume(throwing: CancellationError())
     }
 
@@ -141,8 +230,9 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     // MARK: Consumer
 
     /// Everything buffered, oldest first, waiting for the next batch when there is none; nil
-    /// at the end. Rethrows the producer's failure; throws `CancellationError` after `cancel`.
-    public func next() async throws -> [Element]? {
+    /// at the end. Rethrows the producer's failure; throws `CancellationError` after `cancel`,
+    /// or when the waiting task is cancelled (which, by default, cancels the channel too).
+    public func next(cancellation: ConsumerCancellation = .cancelsChannel) async throws -> [Element]? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Element]?, any Error>) in
                 let outcome: Take = state.withLock { state in
@@ -150,41 +240,62 @@ public final class BatchChannel<Element: Sendable>: Sendable {
                     if !state.buffer.isEmpty {
                         let batch = state.buffer
                         state.buffer = []
-                        state.buffer.reserveCapacity(min(batch.count, capacity))
-                        let (tasks, threads) = state.takeParked()
-                        return .batch(batch, tasks, threads)
+                        state.weight = 0
+                        state.buffer.reserveCapacity(min(batch.count, weigh == nil ? capacity : 1024))
+                        return .batch(batch, state.takeParked())
                     }
                     if state.ended { return .end(state.failure.map { .failure($0) } ?? .success(nil)) }
+                    // Checked under the lock: a cancellation handler that ran first found no wait to end.
+                    if cancellation == .endsWaitOnly, Task.isCancelled { return .end(.failure(CancellationError())) }
                     state.consumer = continuation
                     return .wait
                 }
                 switch outcome {
-                case .batch(let batch, let tasks, let threads):
-                    for task in tasks { task.resume() }
-                    for thread in threads { thread.signal() }
+                case .batch(let batch, let parked):
+                    parked.wake()
                     continuation.resume(returning: batch)
                 case .end(let result): continuation.resume(with: result)
                 case .wait: break
                 }
             }
         } onCancel: {
-            self.cancel()
+            switch cancellation {
+            case .cancelsChannel:
+                self.cancel()
+            case .endsWaitOnly:
+                // A producer that already took the continuation resumes it with its batch.
+                let waiting = self.state.withLock { state in
+                    defer { state.consumer = nil }
+                    return state.consumer
+                }
+                waiting?.resume(throwing: CancellationError())
+            }
         }
     }
 
     // MARK: Steps (each under the lock once)
 
     private func offer(_ batch: [Element]) -> Offer {
-        state.withLock { state in
-            if state.cancelled || state.ended { return .closed }
-            if let consumer = state.consumer {
-                state.consumer = nil
-                return .handed(consumer)
-            }
-            guard state.buffer.count < capacity else { return .full }
-            if state.buffer.isEmpty { state.buffer = batch } else { state.buffer.append(contentsOf: batch) }
-            return .taken
+        state.withLock { offer(batch, &$0) }
+    }
+
+    private func offer(_ batch: [Element], _ state: inout State) -> Offer {
+        if state.cancelled || state.ended { return .closed }
+        if let consumer = state.consumer {
+            state.consumer = nil
+            return .handed(consumer)
         }
+        guard state.weight < capacity else { return .full }
+        if state.buffer.isEmpty { state.buffer = batch } else { state.buffer.append(contentsOf: batch) }
+        state.weight += weight(of: batch)
+        return .taken
+    }
+
+    private func weight(of batch: [Element]) -> Int {
+        guard let weigh else { return batch.count }
+        var total = 0
+        for element in batch { total += weigh(element) }
+        return total
     }
 
     private func waitForRoom() async throws {
@@ -192,7 +303,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let decision: Room = state.withLock { state in
                     if state.cancelled || state.ended { return .closed }
-                    if state.buffer.count < capacity { return .retry }
+                    if state.weight < capacity { return .retry }
                     state.parkedTasks.append(continuation)
                     return .park
                 }

@@ -235,6 +235,33 @@ import TetherCore
         #expect(events.last?.type == .turnCompleted)
     }
 
+    /// The turn ends while the link is down: the resync after the reconnect reads it, and what
+    /// it read goes out before `send --follow` ends (it once ended with those events unsent).
+    @Test func sendAndFollowFinishesOnATurnThatOnlyTheResyncSaw() async throws {
+        let finished = #"{"id":7,"result":{"thread":{"id":"thr_1","status":{"type":"idle"},"turns":[{"id":"turn_1","status":"completed","error":null,"items":[{"type":"agentMessage","id":"it_a1","text":"Done."}]}]}}}"#
+        let first = FakeDaemon { request, daemon in
+            if daemon.answerBasics(request) { return }
+            switch request["method"]?.string {
+            case "resume_thread":
+                daemon.respond(request, #"{"id":3,"result":{"thread":{"id":"thr_1","status":{"type":"idle"},"turns":[]}}}"#)
+            case "send_user_message":
+                daemon.respond(request, #"{"id":4,"result":{"turn":{"id":"turn_1","items":[],"status":"inProgress","error":null}}}"#)
+                daemon.hangUp()
+            default: break
+            }
+        }
+        let second = FakeDaemon { request, daemon in
+            if daemon.answerBasics(request) { return }
+            if request["method"] == "resume_thread" { daemon.respond(request, finished) }
+        }
+        let events = try await collect(CodexMonitorBackend.test([first, second])
+            .sendAndFollow(SendRequest(session: "ws-1~thr_1", text: "finish it")))
+        #expect(events.of(.turnCompleted).map(\.turn) == ["turn_1"])
+        #expect(events.of(.partCompleted).compactMap { $0.data["text"]?.string } == ["Done."])
+        #expect(events.last?.type == .turnCompleted)
+        #expect(second.requests("send_user_message").isEmpty)  // sent once, on the first connection
+    }
+
     @Test func aProfileWorkspaceThatDoesNotExistIsAConfigurationError() async throws {
         let daemon = FakeDaemon { request, daemon in _ = daemon.answerBasics(request) }
         let error = await #expect(throws: TetherError.self) {

@@ -187,6 +187,31 @@ import TetherNet
         #expect(try await rpc.poll(timeout: .seconds(5)) == .ended)
     }
 
+    /// Notification lines are queued as bytes and parsed by the consumer: one that only looks
+    /// like a notification is skipped there, in order, and what follows still comes.
+    @Test func aQueuedLineThatIsNotJSONIsSkippedByTheConsumer() async throws {
+        let (rpc, connection) = makeRPC()
+        connection.deliver(#"{"method":"terminal-output","params":{"data":"1"}}"#)
+        connection.deliver(#"{"method":"terminal-output","params":{"data":tru}}"#)
+        connection.deliver(#"{"method":"terminal-output","params":{"data":"2"}}"#)
+        // A response between them is answered at once, whatever the consumer does.
+        async let answer = rpc.call("ping", timeout: .seconds(5))
+        let request = try #require(try await connection.nextRequest())
+        connection.deliver("{\"id\":\(request["id"]!.serialized),\"result\":{\"ok\":true}}")
+        #expect(try await answer == ["ok": true])
+        var data: [String] = []
+        for _ in 0..<2 {
+            guard case .notification(_, let params, let raw)? = try await rpc.nextNotification() else {
+                Issue.record("expected a notification")
+                return
+            }
+            #expect(raw["params"] == params)
+            data.append(params["data"]?.string ?? "?")
+        }
+        #expect(data == ["1", "2"])
+        #expect(try await rpc.poll(timeout: .milliseconds(50)) == .timedOut)
+    }
+
     @Test func messagesAreClassifiedByTheDaemonsEnvelope() {
         typealias M = CodexMonitorRPC.Message
         #expect(M.classify(json(#"{"id":3,"result":{"ok":true}}"#)) == .response(id: 3, .success(["ok": true])))

@@ -92,6 +92,29 @@ import TetherCore
         #expect(connection.peakBufferedBytes <= budget + (64 << 10) + 1024)
     }
 
+    /// The lines of one read come out as one batch; a cancelled wait ends only that wait.
+    @Test func aReadsLinesComeAsOneBatchAndACancelledWaitLeavesTheConnection() async throws {
+        let server = try LocalTCPServer { socket in
+            socket.write("a\nb\nc\n")
+            Thread.sleep(forTimeInterval: 0.3)
+            socket.write("d\n")
+            Thread.sleep(forTimeInterval: 0.3)
+            socket.close()
+        }
+        defer { server.stop() }
+        let connection = try await TCPLineConnection.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(5),
+                                                             logger: quietLogger)
+        defer { connection.close() }
+        #expect(text(try await connection.receive()) == "a")
+        #expect(try await connection.receiveBatch()?.compactMap(text) == ["b", "c"])
+        let waiting = Task { try await connection.receiveBatch() }
+        try await Task.sleep(for: .milliseconds(50))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await waiting.value }
+        #expect(try await connection.receiveBatch()?.compactMap(text) == ["d"])
+        #expect(try await connection.receive() == nil)
+    }
+
     @Test func aPeerThatClosesEndsTheLinesCleanly() async throws {
         let server = try LocalTCPServer { socket in
             socket.write("bye\n")

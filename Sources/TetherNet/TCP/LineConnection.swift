@@ -11,7 +11,19 @@ public protocol LineConnection: Sendable {
     /// exceeded the limit (`.tooLarge`). One reader at a time.
     func receive() async throws -> [UInt8]?
 
+    /// The lines ready now, at least one, oldest first: what `receive()` would return one call
+    /// at a time (a connection that reads in chunks hands over one chunk's lines at once). `nil`
+    /// and errors as for `receive()`.
+    func receiveBatch() async throws -> [[UInt8]]?
+
     /// Closes both directions at once. Idempotent; a waiting `receive()` returns `nil` and
     /// unsent lines fail.
     func close()
+}
+
+extension LineConnection {
+    /// One line at a time, for connections with nothing better.
+    public func receiveBatch() async throws -> [[UInt8]]? {
+        try await receive().map { [$0] }
+    }
 }

@@ -1,15 +1,19 @@
 import Foundation
 import Logging
 import Synchronization
+import TetherStreaming
 
 /// A TCP connection that carries one message per line (CodexMonitor's JSON lines).
 ///
 /// Sockets are plain POSIX: a non-blocking connect bounded by a timeout, then one I/O thread per
 /// connection that `poll`s the socket and a wake pipe, so blocking never happens on Swift's
-/// cooperative pool. Reading applies backpressure: once `bufferedBytes` of lines wait for the
-/// consumer, the thread stops reading and TCP pushes back on the peer. A line longer than
-/// `maxLineLength` is never buffered (``LineFramer`` drops it): it ends the connection with
-/// `NetError(.tooLarge)`, so memory stays bounded by the limit plus one read.
+/// cooperative pool. The lines of one read go to the consumer as one batch through a
+/// `BatchChannel` weighed in bytes; the thread reads only while the channel has room (it also
+/// writes, so it never blocks on it): once half of `bufferedBytes` of lines wait — the other
+/// half is the batch the consumer is working through — it stops reading, TCP pushes back on the
+/// peer, and the consumer's next take wakes it. A line longer than `maxLineLength` is never
+/// buffered (``LineFramer`` drops it): it ends the connection with `NetError(.tooLarge)`, so
+/// memory stays bounded by the limit plus one read.
 public final class TCPLineConnection: LineConnection {
     /// `host:port` (`[v6]:port`), as NetError's `url` and in messages.
     public let endpoint: String
@@ -18,9 +22,12 @@ public final class TCPLineConnection: LineConnection {
     private let fd: Int32
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private let bufferLimit: Int
     private let logger: Logger
     private let state = Mutex(State())
+    /// Received lines, one batch per read, weighed in bytes.
+    private let incoming: BatchChannel<[UInt8]>
+    /// The consumer's current batch (one reader at a time).
+    private let inbox = Mutex(Inbox())
 
     private static let readChunk = 64 << 10
 
@@ -72,8 +79,8 @@ public final class TCPLineConnection: LineConnection {
         wakeWrite = wake.write
         self.endpoint = endpoint
         self.maxLineLength = maxLineLength
-        self.bufferLimit = bufferLimit
         self.logger = logger
+        incoming = BatchChannel(capacity: Swift.max(1, bufferLimit / 2), weigh: { $0.count })
     }
 
     // MARK: LineConnection
@@ -98,32 +105,25 @@ public final class TCPLineConnection: LineConnection {
     }
 
     public func receive() async throws -> [UInt8]? {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8]?, any Error>) in
-                enum Outcome { case line([UInt8]), end(End), cancelled, wait }
-                let outcome: Outcome = state.withLock { state in
-                    if let line = state.takeLine(limit: bufferLimit, wake: { wake(&$0) }) { return .line(line) }
-                    if let end = state.end { return .end(end) }
-                    // Checked under the lock: a cancel handler that ran first has nothing to resume.
-                    if Task.isCancelled { return .cancelled }
-                    precondition(state.reader == nil, "TCPLineConnection.receive() has one reader at a time")
-                    state.reader = continuation
-                    return .wait
-                }
-                switch outcome {
-                case .line(let line): continuation.resume(returning: line)
-                case .end(let end): end.resume(continuation)
-                case .cancelled: continuation.resume(throwing: CancellationError())
-                case .wait: break
-                }
-            }
-        } onCancel: {
-            let reader = state.withLock { state in
-                defer { state.reader = nil }
-                return state.reader
-            }
-            reader?.resume(throwing: CancellationError())
+        if let line = inbox.withLock({ $0.take() }) { return line }
+        guard let batch = try await nextBatch() else { return nil }
+        return inbox.withLock { inbox in
+            inbox.hold(batch)
+            return inbox.take()
         }
+    }
+
+    /// The lines the consumer has not taken yet: the rest of its current batch, or everything one
+    /// read (or several, when the consumer was behind) brought. Cancelling the task ends this
+    /// wait with CancellationError; the connection and its lines stay for the next call.
+    public func receiveBatch() async throws -> [[UInt8]]? {
+        if let rest = inbox.withLock({ $0.takeAll() }) { return rest }
+        return try await nextBatch()
+    }
+
+    /// Throws the `NetError` that ended the connection (after every line read before it).
+    private func nextBatch() async throws -> [[UInt8]]? {
+        try await incoming.next(cancellation: .endsWaitOnly)
     }
 
     public func close() {
@@ -148,8 +148,9 @@ public final class TCPLineConnection: LineConnection {
         }
     }
 
-    /// The most bytes ever held for this connection (received lines waiting, plus a partial line):
-    /// the memory bound the tests check.
+    /// The most bytes ever held for this connection (received lines waiting in the channel, plus
+    /// a partial line): the memory bound the tests check. The consumer's current batch comes on
+    /// top, at most what the channel held when it was taken.
     var peakBufferedBytes: Int { state.withLock { $0.peakBuffered } }
 
     // MARK: State shared by the I/O thread and callers
@@ -157,13 +158,6 @@ public final class TCPLineConnection: LineConnection {
     fileprivate enum End {
         case clean
         case failed(NetError)
-
-        func resume(_ continuation: CheckedContinuation<[UInt8]?, any Error>) {
-            switch self {
-            case .clean: continuation.resume(returning: nil)
-            case .failed(let error): continuation.resume(throwing: error)
-            }
-        }
     }
 
     fileprivate struct PendingWrite {
@@ -173,30 +167,38 @@ public final class TCPLineConnection: LineConnection {
     }
 
     fileprivate struct State {
-        var lines: [[UInt8]] = []
-        var head = 0
-        var bufferedBytes = 0
         var peakBuffered = 0
-        /// Set once the connection has ended; queued lines are still delivered before it.
+        /// Set once the connection has ended (writes are refused after it).
         var end: End?
-        var reader: CheckedContinuation<[UInt8]?, any Error>?
         var writes: [PendingWrite] = []
         var closeRequested = false
         /// The wake pipe is open (the I/O thread closes it on its way out).
         var ioRunning = true
+    }
 
-        mutating func takeLine(limit: Int, wake: (inout State) -> Void) -> [UInt8]? {
+    /// The batch the consumer took from the channel, handed out a line at a time.
+    fileprivate struct Inbox {
+        var lines: [[UInt8]] = []
+        var head = 0
+
+        mutating func hold(_ batch: [[UInt8]]) {
+            lines = batch
+            head = 0
+        }
+
+        mutating func take() -> [UInt8]? {
             guard head < lines.count else { return nil }
             let line = lines[head]
+            lines[head] = []  // released now, not with the batch
             head += 1
-            if head == lines.count {
-                lines.removeAll(keepingCapacity: lines.capacity <= 1024)
-                head = 0
-            }
-            let wasFull = bufferedBytes >= limit
-            bufferedBytes -= line.count
-            if wasFull && bufferedBytes < limit { wake(&self) }
+            if head == lines.count { hold([]) }
             return line
+        }
+
+        mutating func takeAll() -> [[UInt8]]? {
+            guard head < lines.count else { return nil }
+            defer { hold([]) }
+            return head == 0 ? lines : Array(lines[head...])
         }
     }
 
@@ -219,12 +221,13 @@ public final class TCPLineConnection: LineConnection {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunk, alignment: 1)
         defer { chunk.deallocate() }
         var ending: End = .clean
+        var gate = ReadGate(channel: incoming) { [self] in state.withLock { wake(&$0) } }
 
         loop: while true {
-            let (wantRead, wantWrite, closing) = state.withLock { state in
-                (state.bufferedBytes < bufferLimit, !state.writes.isEmpty, state.closeRequested)
-            }
+            let (wantWrite, closing) = state.withLock { state in (!state.writes.isEmpty, state.closeRequested) }
             if closing { break }
+            // Read only what the consumer has room for: the gate wakes us when it has again.
+            let wantRead = gate.mayRead()
             // Leave the socket out of the poll when we want nothing from it: POLLHUP is always
             // reported, and would spin the loop while the consumer is behind.
             var fds = [
@@ -281,25 +284,16 @@ public final class TCPLineConnection: LineConnection {
             case .lineTooLong: tooLong = true
             }
         }
-        let partial = framer.bufferedByteCount
-        let reader: CheckedContinuation<[UInt8]?, any Error>? = state.withLock { state in
-            var handOff: CheckedContinuation<[UInt8]?, any Error>?
-            var first = 0
-            if let waiting = state.reader, state.head == state.lines.count, let line = lines.first {
-                // The consumer is waiting on an empty queue: hand it the first line directly.
-                state.reader = nil
-                handOff = waiting
-                first = 1
-                state.peakBuffered = Swift.max(state.peakBuffered, line.count + partial)
-            }
-            for line in lines.dropFirst(first) {
-                state.lines.append(line)
-                state.bufferedBytes += line.count
-            }
-            state.peakBuffered = Swift.max(state.peakBuffered, state.bufferedBytes + partial)
-            return handOff
+        switch incoming.trySend(contentsOf: lines, onRoom: {}) {
+        case .accepted, .closed:
+            break  // closed: nobody will read them (the consumer cancelled the channel)
+        case .full:
+            // Not with one producer that read only because there was room; were it ever, the
+            // lines must still get through, in order.
+            incoming.sendBlocking(contentsOf: lines)
         }
-        if let reader, let line = lines.first { reader.resume(returning: line) }
+        let held = incoming.bufferedWeight + framer.bufferedByteCount
+        state.withLock { $0.peakBuffered = Swift.max($0.peakBuffered, held) }
         guard tooLong else { return nil }
         logger.warning("a line from \(endpoint) is longer than the limit; closing the connection",
                        metadata: ["limit": "\(maxLineLength)"])
@@ -334,14 +328,12 @@ public final class TCPLineConnection: LineConnection {
 
     /// Ends the connection: records why, closes the descriptors and settles every waiter.
     private func shutDown(_ ending: End) {
-        let (writes, reader, end): ([PendingWrite], CheckedContinuation<[UInt8]?, any Error>?, End) = state.withLock { state in
+        let (writes, end): ([PendingWrite], End) = state.withLock { state in
             if state.end == nil { state.end = ending }
             state.ioRunning = false
             let writes = state.writes
             state.writes = []
-            let reader = state.head == state.lines.count ? state.reader : nil
-            if reader != nil { state.reader = nil }
-            return (writes, reader, state.end!)
+            return (writes, state.end!)
         }
         _ = TCPSocket.systemClose(fd)
         _ = TCPSocket.systemClose(wakeRead)
@@ -356,7 +348,11 @@ public final class TCPLineConnection: LineConnection {
             unsent = NetError(.interrupted, url: endpoint, detail: "the connection closed before the line was sent")
         }
         for write in writes { write.continuation.resume(throwing: unsent) }
-        if let reader { end.resume(reader) }
+        // The consumer gets the lines already read, then the end.
+        switch end {
+        case .clean: incoming.finish()
+        case .failed(let error): incoming.finish(throwing: error)
+        }
     }
 }
 

@@ -2,6 +2,7 @@ import CCurl
 import Foundation
 import Logging
 import Synchronization
+import TetherStreaming
 
 /// A WebSocket client connection (RFC 6455) over libcurl's raw byte stream.
 ///
@@ -15,8 +16,11 @@ import Synchronization
 /// the socket from `CURLINFO_ACTIVESOCKET` and a wake pipe), so nothing blocks Swift's pool and
 /// the handle is never touched from two threads. The thread answers pings, keeps the link alive
 /// with pings of its own when asked to, fails it when it goes silent, and runs the close
-/// handshake. Reading applies backpressure: once `bufferedBytes` of messages wait for the
-/// consumer, it stops reading and TCP pushes back on the server.
+/// handshake. The messages one read completes go to the consumer as one batch through a
+/// `BatchChannel` weighed in bytes; the thread reads only while it has room (it never blocks on
+/// the consumer): once half of `bufferedBytes` of messages wait — the other half is the batch the
+/// consumer is working through — it stops reading, TCP pushes back on the server, and the
+/// consumer's next take wakes it.
 public final class WebSocketConnection: Sendable {
     public struct Configuration: Sendable {
         /// `ws://…` or `wss://…`.
@@ -33,7 +37,8 @@ public final class WebSocketConnection: Sendable {
         public var maxMessageSize: Int
         /// Outgoing messages are split into frames of at most this many payload bytes.
         public var maxFrameSize: Int
-        /// How many bytes of received messages may wait for `receive()` before reading pauses.
+        /// How many bytes of received messages may be held for `receive()` before reading pauses
+        /// (half waiting in the hand-off, half in the batch the consumer works through).
         public var bufferedBytes: Int
         /// Send a ping after this long without hearing from the server (nil: never).
         public var pingInterval: Duration?
@@ -64,6 +69,10 @@ public final class WebSocketConnection: Sendable {
     let configuration: Configuration
     let logger: Logger
     private let state = Mutex(State())
+    /// Received messages, one batch per read, weighed in bytes.
+    private let incoming: BatchChannel<WebSocketMessage>
+    /// The consumer's current batch (one reader at a time).
+    private let inbox = Mutex(Inbox())
     private let wakeRead: Int32
     private let wakeWrite: Int32
     /// Set when the task awaiting `connect` is cancelled; read by libcurl's progress callback.
@@ -103,6 +112,7 @@ public final class WebSocketConnection: Sendable {
         wakeRead = wake.read
         wakeWrite = wake.write
         self.logger = logger
+        incoming = BatchChannel(capacity: Swift.max(1, configuration.bufferedBytes / 2), weigh: { $0.byteCount })
     }
 
     // MARK: - API
@@ -137,32 +147,11 @@ public final class WebSocketConnection: Sendable {
     /// message over the limit, `.stalled` for silence past `liveness`, `.other` for a protocol
     /// violation. One reader at a time; cancelling the task ends the wait with CancellationError.
     public func receive() async throws -> WebSocketMessage? {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<WebSocketMessage?, any Error>) in
-                enum Outcome { case message(WebSocketMessage), end(End), cancelled, wait }
-                let outcome: Outcome = state.withLock { state in
-                    if let message = state.takeMessage(limit: configuration.bufferedBytes, wake: { wake(&$0) }) {
-                        return .message(message)
-                    }
-                    if let end = state.end { return .end(end) }
-                    if Task.isCancelled { return .cancelled }
-                    precondition(state.reader == nil, "WebSocketConnection.receive() has one reader at a time")
-                    state.reader = continuation
-                    return .wait
-                }
-                switch outcome {
-                case .message(let message): continuation.resume(returning: message)
-                case .end(let end): end.resume(continuation)
-                case .cancelled: continuation.resume(throwing: CancellationError())
-                case .wait: break
-                }
-            }
-        } onCancel: {
-            let reader = state.withLock { state in
-                defer { state.reader = nil }
-                return state.reader
-            }
-            reader?.resume(throwing: CancellationError())
+        if let message = inbox.withLock({ $0.take() }) { return message }
+        guard let batch = try await incoming.next(cancellation: .endsWaitOnly) else { return nil }
+        return inbox.withLock { inbox in
+            inbox.hold(batch)
+            return inbox.take()
         }
     }
 
@@ -210,7 +199,8 @@ public final class WebSocketConnection: Sendable {
         }
     }
 
-    /// The most bytes of messages ever held for the consumer: the memory bound the tests check.
+    /// The most bytes of messages ever waiting in the hand-off: the memory bound the tests check.
+    /// The consumer's current batch comes on top, at most what the hand-off held when taken.
     var peakBufferedBytes: Int { state.withLock { $0.peakBuffered } }
 
     private func enqueue(_ bytes: [UInt8]) async throws {
@@ -233,12 +223,25 @@ public final class WebSocketConnection: Sendable {
     fileprivate enum End {
         case clean
         case failed(NetError)
+    }
 
-        func resume(_ continuation: CheckedContinuation<WebSocketMessage?, any Error>) {
-            switch self {
-            case .clean: continuation.resume(returning: nil)
-            case .failed(let error): continuation.resume(throwing: error)
-            }
+    /// The batch the consumer took from the channel, handed out a message at a time.
+    fileprivate struct Inbox {
+        var messages: [WebSocketMessage] = []
+        var head = 0
+
+        mutating func hold(_ batch: [WebSocketMessage]) {
+            messages = batch
+            head = 0
+        }
+
+        mutating func take() -> WebSocketMessage? {
+            guard head < messages.count else { return nil }
+            let message = messages[head]
+            messages[head] = .binary([])  // released now, not with the batch
+            head += 1
+            if head == messages.count { hold([]) }
+            return message
         }
     }
 
@@ -253,11 +256,7 @@ public final class WebSocketConnection: Sendable {
     fileprivate struct State {
         var openWaiter: CheckedContinuation<Result<Void, NetError>, Never>?
         var response: WebSocketHandshake.Response?
-        var messages: [WebSocketMessage] = []
-        var head = 0
-        var bufferedBytes = 0
         var peakBuffered = 0
-        var reader: CheckedContinuation<WebSocketMessage?, any Error>?
         var writes: [PendingWrite] = []
         /// A close frame is queued or sent: no more data may follow it.
         var closeSent = false
@@ -268,20 +267,6 @@ public final class WebSocketConnection: Sendable {
         var end: End?
         /// The wake pipe is open (the I/O thread closes it on its way out).
         var ioRunning = true
-
-        mutating func takeMessage(limit: Int, wake: (inout State) -> Void) -> WebSocketMessage? {
-            guard head < messages.count else { return nil }
-            let message = messages[head]
-            head += 1
-            if head == messages.count {
-                messages.removeAll(keepingCapacity: messages.capacity <= 1024)
-                head = 0
-            }
-            let wasFull = bufferedBytes >= limit
-            bufferedBytes -= message.byteCount
-            if wasFull && bufferedBytes < limit { wake(&self) }
-            return message
-        }
 
         /// Removes the writes not yet begun (nothing may follow a close frame); returns their waiters.
         mutating func dropUnsent() -> [CheckedContinuation<Void, any Error>] {
@@ -431,15 +416,19 @@ public final class WebSocketConnection: Sendable {
         // unread bytes would send a RST, and the server could lose our close frame with it.
         var failing: NetError?
 
+        // Read only what the consumer has room for: the gate wakes us when it has again.
+        var gate = ReadGate(channel: incoming) { [self] in state.withLock { wake(&$0) } }
+
         if !leftover.isEmpty, let failure = leftover.withUnsafeBytes({ decode($0, &decoder, link) }) {
             failing = failure
         }
 
         while true {
-            let (wantRead, wantWrite, closeSent, peerClosed, weInitiated, abort) = state.withLock { state in
-                (failing != nil || (state.bufferedBytes < configuration.bufferedBytes && state.peerClose == nil), !state.writes.isEmpty,
-                 state.closeSent, state.peerClose != nil, state.weInitiatedClose, state.abortRequested)
+            let (wantWrite, closeSent, peerClosed, weInitiated, abort) = state.withLock { state in
+                (!state.writes.isEmpty, state.closeSent, state.peerClose != nil, state.weInitiatedClose, state.abortRequested)
             }
+            // While failing, bytes are read and dropped whatever the consumer does.
+            let wantRead = failing != nil || (!peerClosed && gate.mayRead())
             if abort {
                 return .failed(NetError(.cancelled, url: endpoint.url, detail: "the WebSocket was aborted"))
             }
@@ -515,8 +504,8 @@ public final class WebSocketConnection: Sendable {
                         failing = failure
                         continue
                     }
-                    // Stop short when the consumer is behind (backpressure) or the server has said goodbye.
-                    if state.withLock({ $0.bufferedBytes >= configuration.bufferedBytes || $0.peerClose != nil }) { break reading }
+                    // Stop short when the server has said goodbye or the consumer is behind (backpressure).
+                    if state.withLock({ $0.peerClose != nil }) || !gate.mayRead() { break reading }
                 case .failure(let error):
                     if let failing { return .failed(failing) }
                     if state.withLock({ $0.peerClose != nil || $0.weInitiatedClose }) { return .clean }
@@ -546,10 +535,12 @@ public final class WebSocketConnection: Sendable {
             for waiter in dropped { waiter.resume(throwing: failure) }
             return failure
         }
+        var messages: [WebSocketMessage] = []
+        defer { deliver(messages) }
         for output in outputs {
             switch output {
             case .message(let message):
-                deliver(message)
+                messages.append(message)
             case .ping(let payload):
                 state.withLock { state in
                     guard !state.closeSent else { return }
@@ -576,19 +567,20 @@ public final class WebSocketConnection: Sendable {
         return nil
     }
 
-    private func deliver(_ message: WebSocketMessage) {
-        let reader: CheckedContinuation<WebSocketMessage?, any Error>? = state.withLock { state in
-            if let reader = state.reader, state.head == state.messages.count {
-                state.reader = nil
-                state.peakBuffered = Swift.max(state.peakBuffered, message.byteCount)
-                return reader
-            }
-            state.messages.append(message)
-            state.bufferedBytes += message.byteCount
-            state.peakBuffered = Swift.max(state.peakBuffered, state.bufferedBytes)
-            return nil
+    /// Hands one read's messages to the consumer (there is room: the thread read only because
+    /// there was).
+    private func deliver(_ messages: [WebSocketMessage]) {
+        guard !messages.isEmpty else { return }
+        switch incoming.trySend(contentsOf: messages, onRoom: {}) {
+        case .accepted, .closed:
+            break  // closed: nobody will read them (the consumer cancelled the channel)
+        case .full:
+            // Not with one producer that read only because there was room; were it ever, the
+            // messages must still get through, in order.
+            incoming.sendBlocking(contentsOf: messages)
         }
-        reader?.resume(returning: message)
+        let held = incoming.bufferedWeight
+        state.withLock { $0.peakBuffered = Swift.max($0.peakBuffered, held) }
     }
 
     /// Writes what libcurl takes now; returns the error that ends the connection.
@@ -618,20 +610,18 @@ public final class WebSocketConnection: Sendable {
 
     /// Ends the connection: records why, closes the wake pipe and settles every waiter.
     private func shutDown(_ ending: End) {
-        let (writes, reader, waiters, openWaiter, end): ([PendingWrite], CheckedContinuation<WebSocketMessage?, any Error>?,
-                                                       [CheckedContinuation<Void, Never>], CheckedContinuation<Result<Void, NetError>, Never>?, End)
+        let (writes, waiters, openWaiter, end): ([PendingWrite], [CheckedContinuation<Void, Never>],
+                                                 CheckedContinuation<Result<Void, NetError>, Never>?, End)
             = state.withLock { state in
                 if state.end == nil { state.end = ending }
                 state.ioRunning = false
                 let writes = state.writes
                 state.writes = []
-                let reader = state.head == state.messages.count ? state.reader : nil
-                if reader != nil { state.reader = nil }
                 let waiters = state.closeWaiters
                 state.closeWaiters = []
                 let openWaiter = state.openWaiter
                 state.openWaiter = nil
-                return (writes, reader, waiters, openWaiter, state.end!)
+                return (writes, waiters, openWaiter, state.end!)
             }
         _ = TCPSocket.systemClose(wakeRead)
         _ = TCPSocket.systemClose(wakeWrite)
@@ -646,7 +636,11 @@ public final class WebSocketConnection: Sendable {
         }
         openWaiter?.resume(returning: .failure(failure))
         for write in writes { write.continuation?.resume(throwing: failure) }
-        if let reader { end.resume(reader) }
+        // The consumer gets the messages already read, then the end.
+        switch end {
+        case .clean: incoming.finish()
+        case .failed(let error): incoming.finish(throwing: error)
+        }
         for waiter in waiters { waiter.resume() }
     }
 
