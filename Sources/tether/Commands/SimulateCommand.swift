@@ -18,7 +18,8 @@ struct SimulateCommand: AsyncParsableCommand {
             without --scenario the prompt's words choose (ask to run/remove/clean something for an approval).
             Benchmark floods: opencode and codexmonitor take --flood N [--flood-shape long-parts|new-parts]; \
             a codex-worker turn whose prompt says `flood N` (parts of 1,000 deltas) or `flood N new` (a new \
-            item per delta) is one; --flood-close ends each flood's stream so a buffered `curl | jq` sees EOF.
+            item per delta) is one; --flood-close ends each flood's stream so a buffered `curl | jq` sees EOF. \
+            Paced (opencode): --flood N --flood-rate R [--flood-turns L: every L deltas a turn in a new session].
             """)
 
     enum Simulated: String, ExpressibleByArgument, CaseIterable {
