@@ -208,16 +208,20 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
-    /// A queued line as the consumer receives it; nil (logged) when it is not a notification after all.
-    private func decode(_ line: [UInt8]) -> Incoming? {
-        let value: JSONValue
+    /// The line parsed; nil (logged, skipped) when it is not JSON.
+    private func parsed(_ line: [UInt8]) -> JSONValue? {
         do {
-            value = try JSONParser.parse(line)
+            return try JSONParser.parse(line)
         } catch {
             logger.warning("skipping a line from CodexMonitor that is not JSON",
                            metadata: ["error": "\(error)", "line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
             return nil
         }
+    }
+
+    /// A queued line as the consumer receives it; nil (logged) when it is not a notification after all.
+    private func decode(_ line: [UInt8]) -> Incoming? {
+        guard let value = parsed(line) else { return nil }
         guard case .notification(let method, let params) = Message.classify(value) else {
             logger.warning("skipping a CodexMonitor line that is not a notification",
                            metadata: ["line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
@@ -305,14 +309,7 @@ final class CodexMonitorRPC: Sendable {
     /// Notifications are queued unparsed; everything else is parsed here.
     private func handle(_ line: [UInt8]) -> [UInt8]? {
         if CodexMonitorEnvelope.of(line) == .notification { return enqueue(line) }
-        let value: JSONValue
-        do {
-            value = try JSONParser.parse(line)
-        } catch {
-            logger.warning("skipping a line from CodexMonitor that is not JSON",
-                           metadata: ["error": "\(error)", "line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
-            return nil
-        }
+        guard let value = parsed(line) else { return nil }
         switch Message.classify(value) {
         case .response(let id, let result):
             let slot = state.withLock { $0.pending.removeValue(forKey: id) }

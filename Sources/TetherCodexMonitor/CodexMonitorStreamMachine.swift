@@ -110,24 +110,24 @@ struct CodexMonitorStreamMachine {
 
     /// A connection attempt begins (`attempt` 1 is the first of the run).
     mutating func connecting(attempt: Int, at time: Double) -> [Action] {
-        emit(stamped([.connection(attempt == 1 ? .connecting : .reconnecting, attempt: attempt, endpoint: configuration.endpoint)], at: time))
+        emit([Event.connection(attempt == 1 ? .connecting : .reconnecting, attempt: attempt, endpoint: configuration.endpoint)].stamped(at: time))
     }
 
     /// Connected and authenticated: nothing is replayed, so what was missed is read first.
     mutating func connected(at time: Double) -> [Action] {
         lastActivity = time
-        return emit(stamped([.connection(.connected, endpoint: configuration.endpoint)], at: time)) + [.resync]
+        return emit([Event.connection(.connected, endpoint: configuration.endpoint)].stamped(at: time)) + [.resync]
     }
 
     /// The connection ended; the next attempt comes after `retryIn`.
     mutating func disconnected(reason: String, retryIn: Duration, attempt: Int, at time: Double) -> [Action] {
-        emit(stamped([.connection(.reconnecting, attempt: attempt, endpoint: configuration.endpoint,
-                                  reason: "\(reason); retrying in \(retryIn.secondsText)")], at: time))
+        emit([Event.connection(.reconnecting, attempt: attempt, endpoint: configuration.endpoint,
+                                  reason: "\(reason); retrying in \(retryIn.secondsText)")].stamped(at: time))
     }
 
     /// The reconnect policy gave up.
     mutating func gaveUp(reason: String, at time: Double) -> [Action] {
-        emit(stamped([.connection(.failed, endpoint: configuration.endpoint, reason: reason)], at: time))
+        emit([Event.connection(.failed, endpoint: configuration.endpoint, reason: reason)].stamped(at: time))
     }
 
     // MARK: What the daemon sends
@@ -222,7 +222,7 @@ struct CodexMonitorStreamMachine {
         for read in snapshot.threads {
             events += mapper.reconcile(workspace: read.workspace, thread: read.thread)
         }
-        actions += emit(stamped(events, at: time))
+        actions += emit(events.stamped(at: time))
         if configuration.hasPrompt, !promptPosted, !filter.isDone { actions.append(.postPrompt) }
         return actions
     }
@@ -242,18 +242,10 @@ struct CodexMonitorStreamMachine {
         filter.promptWasSent(turn: turn)
         guard let turn, let target = configuration.target else { return [] }
         let session = CodexMonitorSessionID.make(workspace: target.workspace, thread: target.thread)
-        return emit(stamped(mapper.started(session: session, turn: turn), at: time))
+        return emit(mapper.started(session: session, turn: turn).stamped(at: time))
     }
 
     // MARK: Emitting
-
-    private func stamped(_ events: [Event], at time: Double) -> [Event] {
-        events.map { event in
-            var event = event
-            event.ts = time
-            return event
-        }
-    }
 
     private mutating func emit(_ events: [Event]) -> [Action] {
         let kept = filter.admit(events)

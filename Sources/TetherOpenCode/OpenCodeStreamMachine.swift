@@ -160,7 +160,7 @@ struct OpenCodeStreamMachine {
             mapper.reconcileStreamedPermissions(messages: Dictionary(snapshot.messages, uniquingKeysWith: { first, _ in first }),
                                                 busy: busySessions, sessions: scope)
         }
-        actions += emit(stamped(events, at: time))
+        actions += emit(events.stamped(at: time))
         if configuration.hasPrompt, !filter.promptSent, !filter.isDone { actions.append(.postPrompt) }
         return actions
     }
@@ -191,14 +191,6 @@ struct OpenCodeStreamMachine {
             events[index].ts = time
         }
         return emit(events)
-    }
-
-    private func stamped(_ events: [Event], at time: Double) -> [Event] {
-        events.map { event in
-            var event = event
-            event.ts = time
-            return event
-        }
     }
 
     private mutating func emit(_ events: [Event]) -> [Action] {

@@ -35,3 +35,15 @@ public struct Event: Sendable, Equatable {
         (Date().timeIntervalSince1970 * 1000).rounded()
     }
 }
+
+extension Array where Element == Event {
+    /// The events with their receive time set to `time` (epoch milliseconds): what a stream's
+    /// machine does to what it read, since it is handed the time rather than reading a clock.
+    public func stamped(at time: Double) -> [Event] {
+        map { event in
+            var event = event
+            event.ts = time
+            return event
+        }
+    }
+}
