@@ -62,7 +62,17 @@ struct CodexMonitorEventMapper {
     var releasedState: Int { openTurns.evicted + openParts.evicted + statuses.evicted }
     private var partSequence = 0
 
+    /// The last session id made: a stream names the same workspace and thread frame after frame.
+    private var lastSession: (workspace: String, thread: String, id: String)?
+
     init() {}
+
+    private mutating func sessionID(workspace: String, thread: String) -> String {
+        if let lastSession, lastSession.workspace == workspace, lastSession.thread == thread { return lastSession.id }
+        let id = CodexMonitorSessionID.make(workspace: workspace, thread: thread)
+        lastSession = (workspace, thread, id)
+        return id
+    }
 
     /// Sessions with a turn in progress, as far as we know.
     var openSessions: [String] { Set(openTurns.values.map(\.session)).sorted() }
@@ -116,7 +126,7 @@ struct CodexMonitorEventMapper {
             return mapRequest(workspace: workspace, id: id, method: method, params: p)
         }
         let thread = Self.string(p, "threadId", "thread_id")
-        let session = thread.map { CodexMonitorSessionID.make(workspace: workspace, thread: $0) }
+        let session = thread.map { sessionID(workspace: workspace, thread: $0) }
         let turn = Self.string(p, "turnId", "turn_id")
 
         switch method {

@@ -105,10 +105,11 @@ struct CodexMonitorEventStream: Sendable {
     private func live(_ link: inout Link?, _ machine: inout CodexMonitorStreamMachine, _ outbox: EventOutbox,
                       delivered: inout Bool) async throws {
         try await execute(machine.connected(at: Event.now()), &machine, &link, outbox)
+        let strings = JSONStringTable()
         while !machine.isDone {
             guard let client = link?.client else { return }
             try await outbox.flush()  // what the resync or the last batch produced, before waiting
-            var poll = try await next(client, timeout: machine.timeUntilTick(at: Event.now()))
+            var poll = try await next(client, timeout: machine.timeUntilTick(at: Event.now()), strings: strings)
             var handled = 0
             // Everything already queued is mapped before the batch goes out; nothing waits for input.
             while true {
@@ -126,7 +127,7 @@ struct CodexMonitorEventStream: Sendable {
                 }
                 handled += 1
                 guard case .incoming = poll, !machine.isDone, handled < Self.batchLimit else { break }
-                poll = try await next(client, timeout: .zero)
+                poll = try await next(client, timeout: .zero, strings: strings)
             }
             try await outbox.flush()
         }
@@ -134,9 +135,9 @@ struct CodexMonitorEventStream: Sendable {
         try await outbox.flush()
     }
 
-    private func next(_ client: CodexMonitorClient, timeout: Duration) async throws -> CodexMonitorRPC.Poll {
+    private func next(_ client: CodexMonitorClient, timeout: Duration, strings: JSONStringTable) async throws -> CodexMonitorRPC.Poll {
         do {
-            return try await client.rpc.poll(timeout: timeout)
+            return try await client.rpc.poll(timeout: timeout, strings: strings)
         } catch let failure as CodexMonitorRPC.Failure {
             throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: configuration)
         }

@@ -195,12 +195,14 @@ final class CodexMonitorRPC: Sendable {
     /// The next notification, or `.timedOut` when none comes within `timeout` (nil: no limit).
     /// Nothing is lost to the timeout: a notification is handed over or left queued, never both.
     /// The line is parsed here, in the consumer's task; one that is not JSON is logged and skipped.
-    func poll(timeout: Duration?) async throws -> Poll {
+    /// `strings`: the consumer's table of recent ids (the workspace, thread and turn ids every
+    /// line repeats), shared across its lines.
+    func poll(timeout: Duration?, strings: JSONStringTable? = nil) async throws -> Poll {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
             switch try await take(timeout: deadline.map { $0 - .now }) {
             case .entry(.line(let line)):
-                if let incoming = decode(line) { return .incoming(incoming) }
+                if let incoming = decode(line, strings: strings) { return .incoming(incoming) }
             case .entry(.lost(let count)): return .incoming(.lost(count: count))
             case .timedOut: return .timedOut
             case .ended: return .ended
@@ -209,9 +211,9 @@ final class CodexMonitorRPC: Sendable {
     }
 
     /// The line parsed; nil (logged, skipped) when it is not JSON.
-    private func parsed(_ line: [UInt8]) -> JSONValue? {
+    private func parsed(_ line: [UInt8], strings: JSONStringTable?) -> JSONValue? {
         do {
-            return try JSONParser.parse(line)
+            return try JSONParser.parse(line, strings: strings)
         } catch {
             logger.warning("skipping a line from CodexMonitor that is not JSON",
                            metadata: ["error": "\(error)", "line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
@@ -220,8 +222,8 @@ final class CodexMonitorRPC: Sendable {
     }
 
     /// A queued line as the consumer receives it; nil (logged) when it is not a notification after all.
-    private func decode(_ line: [UInt8]) -> Incoming? {
-        guard let value = parsed(line) else { return nil }
+    private func decode(_ line: [UInt8], strings: JSONStringTable?) -> Incoming? {
+        guard let value = parsed(line, strings: strings) else { return nil }
         guard case .notification(let method, let params) = Message.classify(value) else {
             logger.warning("skipping a CodexMonitor line that is not a notification",
                            metadata: ["line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
@@ -309,7 +311,7 @@ final class CodexMonitorRPC: Sendable {
     /// Notifications are queued unparsed; everything else is parsed here.
     private func handle(_ line: [UInt8]) -> [UInt8]? {
         if CodexMonitorEnvelope.of(line) == .notification { return enqueue(line) }
-        guard let value = parsed(line) else { return nil }
+        guard let value = parsed(line, strings: nil) else { return nil }
         switch Message.classify(value) {
         case .response(let id, let result):
             let slot = state.withLock { $0.pending.removeValue(forKey: id) }

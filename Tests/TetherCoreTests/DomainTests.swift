@@ -2,7 +2,8 @@ import Testing
 @testable import TetherCore
 
 @Suite struct DomainTests {
-    @Test(arguments: [["job_1", "appr_2"], ["ws~1", "req%7E"], ["a", "b", "c"], ["%", "~~"]])
+    @Test(arguments: [["job_1", "appr_2"], ["ws~1", "req%7E"], ["a", "b", "c"], ["%", "~~"],
+                            ["%257E", "%7"], ["a", "\u{301}b"], ["~\u{301}", "x"], ["ws", "019a-f100"]])
     func compositeIdsRoundTrip(parts: [String]) {
         let id = CompositeID.join(parts)
         #expect(CompositeID.split(id, count: parts.count) == parts)
