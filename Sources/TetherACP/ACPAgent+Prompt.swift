@@ -11,7 +11,7 @@ extension ACPAgent {
         }
         try requireCapability(.send, "sending a prompt")
         prompts[session] = PromptRun()
-        let stream = backend.sendAndFollow(SendRequest(session: session, text: text))
+        let stream = backend.sendAndFollow(SendRequest(session: session, text: text, raw: false))
         let follower = Task { await self.follow(stream, session: session) }
         prompts[session]?.follower = follower
         let end = await withTaskCancellationHandler {

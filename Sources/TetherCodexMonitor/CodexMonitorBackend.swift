@@ -280,7 +280,7 @@ public struct CodexMonitorBackend: Backend {
     }
 
     public func sendAndFollow(_ request: SendRequest) -> EventStream {
-        CodexMonitorEventStream(backend: self, request: EventsRequest(session: request.session, follow: true, untilTurnCompletes: true),
+        CodexMonitorEventStream(backend: self, request: EventsRequest(session: request.session, follow: true, untilTurnCompletes: true, raw: request.raw),
                                 sendOnReady: request).run()
     }
 

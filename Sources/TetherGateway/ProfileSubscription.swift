@@ -33,7 +33,7 @@ struct ProfileSubscription: Sendable {
         } else {
             await supervise(label: "all sessions", catchingUp: true) {
                 if let notifications = profile.backend as? any NotificationBackend { return notifications.watch() }
-                return profile.backend.events(EventsRequest(follow: true))
+                return profile.backend.events(EventsRequest(follow: true, raw: false))
             }
         }
     }
@@ -140,13 +140,13 @@ struct ProfileSubscription: Sendable {
                 case .session(let session):
                     group.addTask {
                         await supervise(label: "session \(session)") {
-                            profile.backend.events(EventsRequest(session: session, follow: true))
+                            profile.backend.events(EventsRequest(session: session, follow: true, raw: false))
                         }
                     }
                 case .job(let session, let job):
                     group.addTask {
                         await supervise(label: "job \(job)", untilDone: true, owner: job) {
-                            profile.backend.events(EventsRequest(session: session, turn: job, follow: true, untilTurnCompletes: true))
+                            profile.backend.events(EventsRequest(session: session, turn: job, follow: true, untilTurnCompletes: true, raw: false))
                         }
                     }
                 }

@@ -162,7 +162,7 @@ public struct OpenCodeBackend: Backend {
     }
 
     public func sendAndFollow(_ request: SendRequest) -> EventStream {
-        OpenCodeEventStream(backend: self, request: EventsRequest(session: request.session, follow: true, untilTurnCompletes: true),
+        OpenCodeEventStream(backend: self, request: EventsRequest(session: request.session, follow: true, untilTurnCompletes: true, raw: request.raw),
                             sendOnReady: request).run()
     }
 

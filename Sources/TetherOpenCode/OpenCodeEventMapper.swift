@@ -72,14 +72,29 @@ struct OpenCodeEventMapper {
     // MARK: - Stream events
 
     mutating func map(_ wire: OpenCodeWireEvent) -> [Event] {
-        let p = wire.properties
         var events: [Event]
-        switch wire.type {
+        switch wire.body {
+        case .partDelta(let delta):
+            events = mapDelta(delta)
+        case .partUpdated(let snapshot, let delta):
+            events = mapPart(snapshot, delta: delta)
+        case .properties(let properties):
+            events = map(type: wire.type, properties: properties)
+        }
+        if let raw = wire.raw {
+            for index in events.indices { events[index].raw = raw }
+        }
+        return events
+    }
+
+    private mutating func map(type: String, properties p: JSONValue) -> [Event] {
+        var events: [Event]
+        switch type {
         case "session.created", "session.updated", "session.deleted":
             guard let info = p["info"], let session = Self.session(from: info) else { return [] }
-            let type: EventType = wire.type == "session.created" ? .sessionCreated
-                : wire.type == "session.updated" ? .sessionUpdated : .sessionDeleted
-            events = [.session(type, session)]
+            let kind: EventType = type == "session.created" ? .sessionCreated
+                : type == "session.updated" ? .sessionUpdated : .sessionDeleted
+            events = [.session(kind, session)]
         case "session.status":
             guard let session = p["sessionID"]?.string, let status = p["status"] else { return [] }
             events = mapStatus(session: session, status: status)
@@ -97,14 +112,15 @@ struct OpenCodeEventMapper {
             guard let part = p["part"] else { return [] }
             events = mapPart(part, delta: p["delta"]?.string)
         case "message.part.delta":
-            events = mapDelta(p)
+            guard let delta = OpenCodePartDelta(p) else { return [] }
+            events = mapDelta(delta)
         case "message.part.removed":
             guard let partID = p["partID"]?.string else { return [] }
             let state = releasePart(partID)
             events = [.partRemoved(session: p["sessionID"]?.string ?? state?.session,
                                    turn: state.flatMap { messages[$0.message]?.turn }, part: partID)]
         case "permission.asked", "permission.updated":
-            events = mapPermissionAsked(p, legacy: wire.type == "permission.updated")
+            events = mapPermissionAsked(p, legacy: type == "permission.updated")
         case "permission.replied":
             events = mapPermissionReplied(p)
         case "question.asked":
@@ -112,7 +128,7 @@ struct OpenCodeEventMapper {
         case "question.replied", "question.rejected":
             guard let request = p["requestID"]?.string, let approval = pendingApprovals.removeValue(forKey: request) else { return [] }
             events = [.approvalResolved(id: approval.id, session: approval.session, turn: approval.turn,
-                                        decision: wire.type == "question.replied" ? "answered" : "rejected")]
+                                        decision: type == "question.replied" ? "answered" : "rejected")]
         case "todo.updated":
             guard let session = p["sessionID"]?.string else { return [] }
             let steps: [JSONValue] = (p["todos"]?.array ?? []).map { todo in
@@ -128,7 +144,6 @@ struct OpenCodeEventMapper {
             // session.next.*, file.*, pty.*, …) is not part of the normalized domain.
             return []
         }
-        for index in events.indices { events[index].raw = wire.raw }
         return events
     }
 
@@ -362,89 +377,13 @@ struct OpenCodeEventMapper {
 
     // MARK: Parts
 
-    static func kind(of part: JSONValue) -> PartKind? {
-        switch part["type"]?.string {
-        case "text": return .text
-        case "reasoning": return .reasoning
-        case "tool": return part["tool"]?.string == "bash" ? .command : .tool
-        case "step-start", "step-finish": return .step
-        case "patch": return .patch
-        case "file": return .file
-        case "subtask": return .tool
-        default: return nil  // agent, snapshot, retry, compaction: not shown
-        }
-    }
-
-    /// The normalized content of a part snapshot (the `data` of part.started / part.completed).
-    static func content(of part: JSONValue, kind: PartKind, role: PartRole?) -> JSONObject {
-        switch kind {
-        case .text, .reasoning:
-            var entries: [(key: String, value: JSONValue)] = []
-            entries.reserveCapacity(3)
-            entries.append((key: "text", value: .string(part["text"]?.string ?? "")))
-            if kind == .text { entries.append((key: "role", value: .string((role ?? .assistant).rawValue))) }
-            if part["synthetic"]?.bool == true { entries.append((key: "synthetic", value: true)) }
-            return JSONObject(entries)
-        case .command, .tool:
-            if part["type"]?.string == "subtask" {
-                return .compact(["tool": "subtask", "status": "completed", "agent": JSONValue(part["agent"]?.string),
-                                 "title": JSONValue(part["description"]?.string), "prompt": JSONValue(part["prompt"]?.string)])
-            }
-            let state = part["state"] ?? .null
-            let input = state["input"] ?? .object([:])
-            var object = JSONObject.compact([
-                "tool": JSONValue(part["tool"]?.string), "call_id": JSONValue(part["callID"]?.string),
-                "status": .string(toolStatus(state["status"]?.string).rawValue),
-                "title": JSONValue(state["title"]?.string),
-            ])
-            if kind == .command, let command = input["command"]?.string { object["command"] = .string(command) }
-            object["input"] = input
-            if let output = state["output"]?.string { object["output"] = .string(output) }
-            if let error = state["error"]?.string { object["error"] = .string(error) }
-            if let exit = state["metadata"]?["exit"]?.int { object["exit_code"] = .int(exit) }
-            return object
-        case .step:
-            if part["type"]?.string == "step-finish" {
-                return .compact(["phase": "finish", "reason": JSONValue(part["reason"]?.string),
-                                 "cost": JSONValue(part["cost"]?.double)])
-            }
-            return ["phase": "start"]
-        case .patch:
-            return .compact(["hash": JSONValue(part["hash"]?.string), "files": part["files"] ?? .array([])])
-        case .file:
-            return .compact(["mime": JSONValue(part["mime"]?.string), "filename": JSONValue(part["filename"]?.string),
-                             "url": JSONValue(part["url"]?.string)])
-        default:
-            return [:]
-        }
-    }
-
-    static func toolStatus(_ status: String?) -> PartStatus {
-        switch status {
-        case "completed": return .completed
-        case "error": return .failed
-        case "running": return .running
-        default: return .pending
-        }
-    }
-
-    /// Whether a snapshot is the part's final form.
-    static func isFinal(_ part: JSONValue, kind: PartKind) -> Bool {
-        switch kind {
-        case .text, .reasoning:
-            return part["time"]?["end"].map { !$0.isNull } ?? false
-        case .tool, .command:
-            if part["type"]?.string == "subtask" { return true }
-            let status = part["state"]?["status"]?.string
-            return status == "completed" || status == "error"
-        default:
-            return true
-        }
-    }
-
     private mutating func mapPart(_ part: JSONValue, delta: String?) -> [Event] {
-        guard let id = part["id"]?.string, let kind = Self.kind(of: part),
-              let session = part["sessionID"]?.string, let messageID = part["messageID"]?.string else { return [] }
+        guard let snapshot = OpenCodePartSnapshot(part) else { return [] }
+        return mapPart(snapshot, delta: delta)
+    }
+
+    mutating func mapPart(_ snapshot: OpenCodePartSnapshot, delta: String?) -> [Event] {
+        let id = snapshot.id, kind = snapshot.kind, session = snapshot.session, messageID = snapshot.message
         if completedParts.contains(id) { return [] }
         let message = messages[messageID]
         let openTurn = openTurns[session]?.id
@@ -454,16 +393,14 @@ struct OpenCodeEventMapper {
         var state = takePart(id) ?? PartState(id: id, session: session, message: messageID, kind: kind)
         var events: [Event] = []
         events.reserveCapacity(3)
-        let content = Self.content(of: part, kind: kind, role: role)
-        let isText = kind == .text || kind == .reasoning
+        let content = snapshot.content(role: role)
         if !state.started {
             state.started = true
             var startContent = content
-            if isText { startContent["text"] = "" }
+            if snapshot.text != nil { startContent["text"] = "" }
             events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: startContent))
         }
-        if isText, role != .user {
-            let text = content["text"]?.string ?? ""
+        if let text = snapshot.text, role != .user {
             if let delta, !delta.isEmpty {
                 // Legacy: the snapshot carries the accumulated text and `delta` the new piece.
                 events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: delta))
@@ -478,21 +415,19 @@ struct OpenCodeEventMapper {
         state.snapshot = content
         store(state)
         // A user's own text is whole when it appears; assistant parts are final when they say so.
-        if Self.isFinal(part, kind: kind) || role == .user {
+        if snapshot.isFinal || role == .user {
             events += completePart(id, content: content)
         }
         return events
     }
 
-    private mutating func mapDelta(_ p: JSONValue) -> [Event] {
-        guard let partID = p["partID"]?.string, let delta = p["delta"]?.string,
-              let session = p["sessionID"]?.string else { return [] }
+    private mutating func mapDelta(_ read: OpenCodePartDelta) -> [Event] {
+        let partID = read.part, session = read.session, field = read.field, delta = read.delta
         if completedParts.contains(partID) { return [] }
-        let field = p["field"]?.string ?? "text"
         var events: [Event] = []
         if parts[partID] == nil {
             // A delta for a part we never saw start (we joined mid-stream): start it as text.
-            let messageID = p["messageID"]?.string ?? ""
+            let messageID = read.message ?? ""
             store(PartState(id: partID, session: session, message: messageID, kind: .text, started: true))
             events.append(.part(.partStarted, session: session, turn: messages[messageID]?.turn ?? openTurns[session]?.id,
                                 part: partID, kind: .text, content: ["text": "", "role": "assistant"]))

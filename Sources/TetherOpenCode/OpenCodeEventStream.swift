@@ -100,7 +100,7 @@ struct OpenCodeEventStream: Sendable {
         }
         let wire: OpenCodeWireEvent
         do {
-            wire = try OpenCodeWireEvent.decode(sse.dataBytes, strings: strings)
+            wire = try OpenCodeWireEvent.decode(sse.dataBytes, strings: strings, keepingRaw: request.raw)
         } catch {
             logger.warning("skipping an OpenCode event that cannot be read", metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
             return

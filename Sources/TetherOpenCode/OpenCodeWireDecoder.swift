@@ -7,14 +7,20 @@ import TetherCore
 /// directory). Public for tools that replay a recorded stream, and for the fuzz targets (`Fuzz/`).
 public struct OpenCodeWireDecoder {
     private var mapper = OpenCodeEventMapper()
+    private let keepingRaw: Bool
 
-    public init() {}
+    /// `keepingRaw`: each event carries its wire message as `raw`. Without it, text parts and
+    /// their deltas are read straight from the bytes, as the live stream reads them when
+    /// `--raw` is not asked for; the events are the same but for `raw`.
+    public init(keepingRaw: Bool = true) {
+        self.keepingRaw = keepingRaw
+    }
 
     /// The events one SSE `data` payload means, in order, each carrying the wire message as
-    /// `raw`; `nil` when the payload is not an OpenCode event (not JSON, or without a `type`),
-    /// which the stream logs and skips.
+    /// `raw` (when kept); `nil` when the payload is not an OpenCode event (not JSON, or without a
+    /// `type`), which the stream logs and skips.
     public mutating func events(fromEventData data: String) -> [Event]? {
-        guard let wire = try? OpenCodeWireEvent.decode(data) else { return nil }
+        guard let wire = try? OpenCodeWireEvent.decode(Array(data.utf8), keepingRaw: keepingRaw) else { return nil }
         switch wire.type {
         case "server.connected", "server.heartbeat": return []  // the stream's cues for REST calls
         default: break

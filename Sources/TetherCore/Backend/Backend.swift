@@ -51,10 +51,14 @@ public struct SendRequest: Sendable {
     public var text: String
     /// `provider/model` or a bare model id, as the backend names it.
     public var model: String?
-    public init(session: String, text: String, model: String? = nil) {
+    /// For `sendAndFollow`: each event carries its wire message as `raw` (`--raw`); see
+    /// `EventsRequest.raw`.
+    public var raw: Bool
+    public init(session: String, text: String, model: String? = nil, raw: Bool = true) {
         self.session = session
         self.text = text
         self.model = model
+        self.raw = raw
     }
 }
 
@@ -79,14 +83,19 @@ public struct EventsRequest: Sendable {
     public var follow: Bool
     /// Stop after this turn's `turn.completed` (used by `send --follow`).
     public var untilTurnCompletes: Bool
+    /// Each event carries the wire message it came from as `raw` (what `--raw` prints). A
+    /// consumer that never writes it says false, and adapters may then read their busiest
+    /// messages without building them as a tree.
+    public var raw: Bool
 
     public init(session: String? = nil, turn: String? = nil, since: String? = nil, follow: Bool = false,
-                untilTurnCompletes: Bool = false) {
+                untilTurnCompletes: Bool = false, raw: Bool = true) {
         self.session = session
         self.turn = turn
         self.since = since
         self.follow = follow
         self.untilTurnCompletes = untilTurnCompletes
+        self.raw = raw
     }
 }
 
@@ -99,7 +108,7 @@ extension Backend {
         EventChannel.stream { channel in
             let receipt = try await send(request)
             let stream = events(EventsRequest(session: receipt.session, turn: receipt.turn, follow: true,
-                                              untilTurnCompletes: true))
+                                              untilTurnCompletes: true, raw: request.raw))
             for try await batch in stream.batches { try await channel.send(contentsOf: batch) }
         }
     }

@@ -30,6 +30,7 @@ public struct JSONParser {
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth,
                              strings: JSONStringTable? = nil) throws(Error) -> JSONValue {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth, strings: strings)
+        parser.members.reserveCapacity(16)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
@@ -37,25 +38,25 @@ public struct JSONParser {
         return value
     }
 
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private let maxDepth: Int
-    private let strings: JSONStringTable?
-    private var index = 0
+    // Internal, not private: `JSONScanner` walks a document with the same lexer.
+    let bytes: UnsafeBufferPointer<UInt8>
+    let maxDepth: Int
+    let strings: JSONStringTable?
+    var index = 0
     /// Members of the objects and arrays being parsed, innermost last: a container takes its
     /// own off the top when it closes, so each is allocated once, at its final size.
     private var members: [(key: String, value: JSONValue)] = []
     private var elements: [JSONValue] = []
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, strings: JSONStringTable?) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, strings: JSONStringTable?) {
         self.bytes = bytes
         self.maxDepth = maxDepth
         self.strings = strings
-        members.reserveCapacity(16)
     }
 
-    private func failure(_ reason: String) -> Error { Error(offset: index, reason: reason) }
+    func failure(_ reason: String) -> Error { Error(offset: index, reason: reason) }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -64,7 +65,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(Error) -> JSONValue {
+    mutating func parseValue(depth: Int) throws(Error) -> JSONValue {
         guard index < bytes.count else { throw failure("unexpected end of input") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
@@ -78,7 +79,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(Error) {
+    mutating func expectLiteral(_ literal: StaticString) throws(Error) {
         let count = literal.utf8CodeUnitCount
         guard bytes.count - index >= count else { throw failure("unexpected end of input") }
         let start = literal.utf8Start
@@ -164,7 +165,7 @@ public struct JSONParser {
         return taken
     }
 
-    private mutating func parseNumber() throws(Error) -> JSONValue {
+    mutating func parseNumber() throws(Error) -> JSONValue {
         let start = index
         var isInteger = true
         let negative = bytes[index] == UInt8(ascii: "-")
@@ -208,7 +209,7 @@ public struct JSONParser {
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
-    private mutating func parseString() throws(Error) -> String {
+    mutating func parseString() throws(Error) -> String {
         index += 1  // opening quote
         let start = index
         // Fast path: no escapes — decode the run in one go.
@@ -255,6 +256,84 @@ public struct JSONParser {
             default:
                 if byte < 0x20 { throw failure("control character in string") }
                 scalars.append(byte)
+                index += 1
+            }
+        }
+        throw failure("unterminated string")
+    }
+
+    // MARK: Skipping (validated, nothing built)
+
+    /// Steps over one value, checking it as strictly as `parseValue` would, without building it.
+    mutating func skipValue(depth: Int) throws(Error) {
+        guard index < bytes.count else { throw failure("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let close = bytes[index] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            let isObject = close == UInt8(ascii: "}")
+            guard depth + 1 <= maxDepth else { throw failure("nesting deeper than \(maxDepth)") }
+            index += 1
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == close {
+                index += 1
+                return
+            }
+            while true {
+                skipWhitespace()
+                if isObject {
+                    guard index < bytes.count else { throw failure("unexpected end of input in object") }
+                    guard bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a string key") }
+                    try skipString()
+                    skipWhitespace()
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+                    index += 1
+                    skipWhitespace()
+                }
+                try skipValue(depth: depth + 1)
+                skipWhitespace()
+                guard index < bytes.count else { throw failure(isObject ? "unexpected end of input in object" : "unexpected end of input in array") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                } else if bytes[index] == close {
+                    index += 1
+                    return
+                } else {
+                    throw failure(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
+                }
+            }
+        case UInt8(ascii: "\""): try skipString()
+        case UInt8(ascii: "t"): try expectLiteral("true")
+        case UInt8(ascii: "f"): try expectLiteral("false")
+        case UInt8(ascii: "n"): try expectLiteral("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try parseNumber()
+        default: throw failure("unexpected character")
+        }
+    }
+
+    /// Steps over a string, escapes checked as `parseString` checks them.
+    mutating func skipString() throws(Error) {
+        index += 1  // opening quote
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw failure("unterminated escape") }
+                switch bytes[index] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    index += 1
+                case UInt8(ascii: "u"):
+                    index += 1
+                    _ = try parseHex4()
+                default:
+                    throw failure("invalid escape")
+                }
+            default:
+                if byte < 0x20 { throw failure("control character in string") }
                 index += 1
             }
         }

@@ -35,12 +35,12 @@ public struct RecentMap<Value>: Sequence {
     /// Stores `value`; returns the entry the bound let go of to make room, if any.
     @discardableResult
     public mutating func set(_ value: Value, forKey key: String) -> (key: String, value: Value)? {
-        if let index = entries.index(forKey: key) {
-            entries.values[index].value = value
+        // One hash for a new key (what callers that take an entry out and put it back do most).
+        nextStamp &+= 1
+        if let previous = entries.updateValue((value, nextStamp), forKey: key) {
+            entries[key]?.stamp = previous.stamp  // an update keeps its place
             return nil
         }
-        nextStamp &+= 1
-        entries[key] = (value, nextStamp)
         order.append((key, nextStamp))
         defer { compactIfSparse() }
         return evictIfFull()

@@ -23,7 +23,7 @@ struct EventsCommand: AsyncParsableCommand {
                     throw TetherError.unsupported("--since (resuming from a cursor)", backend: backend.kind,
                                                   hint: "this backend keeps no replay; use --follow to stream from now on")
                 }
-                let request = EventsRequest(session: session, turn: turn, since: since, follow: follow)
+                let request = EventsRequest(session: session, turn: turn, since: since, follow: follow, raw: options.raw)
                 try await printer.print(backend.events(request))
             }
         }

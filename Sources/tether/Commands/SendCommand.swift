@@ -14,7 +14,7 @@ struct SendCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             try await CommandContext(options).withBackend(requiring: .send, command: "send") { _, backend, printer in
-                let request = SendRequest(session: session, text: text, model: model)
+                let request = SendRequest(session: session, text: text, model: model, raw: options.raw)
                 guard follow else {
                     let receipt = try await backend.send(request)
                     var data = receipt.data
