@@ -154,16 +154,11 @@ struct CodexMonitorEventMapper {
         case "item/completed":
             guard let session, let item = p["item"] else { return [] }
             return completeItem(session: session, turn: turn, item: item)
-        case "item/agentMessage/delta":
-            return delta(session, turn, p, kind: .text, field: "text")
-        case "item/plan/delta":
-            return delta(session, turn, p, kind: .plan, field: "text")
-        case "item/reasoning/summaryTextDelta", "item/reasoning/textDelta":
-            return delta(session, turn, p, kind: .reasoning, field: "text")
-        case "item/commandExecution/outputDelta":
-            return delta(session, turn, p, kind: .command, field: "output")
-        case "item/fileChange/outputDelta":
-            return delta(session, turn, p, kind: .fileChange, field: "output")
+        case "item/agentMessage/delta", "item/plan/delta", "item/reasoning/summaryTextDelta", "item/reasoning/textDelta",
+             "item/commandExecution/outputDelta", "item/fileChange/outputDelta":
+            guard let target = CodexMonitorDelta.target(ofMethod: method) else { return [] }
+            return delta(session, turn, item: Self.string(p, "itemId", "item_id"), delta: p["delta"]?.string,
+                         kind: target.kind, field: target.field)
         case "turn/plan/updated":
             guard let session else { return [] }
             let steps: [JSONValue] = (p["plan"]?.array ?? []).map { step in
@@ -291,8 +286,17 @@ struct CodexMonitorEventMapper {
         return events
     }
 
-    private mutating func delta(_ session: String?, _ turn: String?, _ p: JSONValue, kind: PartKind, field: String) -> [Event] {
-        guard let session, let id = Self.string(p, "itemId", "item_id"), let delta = p["delta"]?.string, !delta.isEmpty else { return [] }
+    /// A delta read straight from its line (`CodexMonitorDelta.read`): the same events as the
+    /// `app-server-event` it came in, parsed.
+    mutating func map(_ read: CodexMonitorDelta) -> [Event] {
+        guard let target = CodexMonitorDelta.target(ofMethod: read.method) else { return [] }
+        let session = read.thread.map { sessionID(workspace: read.workspace, thread: $0) }
+        return delta(session, read.turn, item: read.item, delta: read.delta, kind: target.kind, field: target.field)
+    }
+
+    private mutating func delta(_ session: String?, _ turn: String?, item: String?, delta: String?, kind: PartKind,
+                                field: String) -> [Event] {
+        guard let session, let id = item, let delta, !delta.isEmpty else { return [] }
         let key = Self.key(session, id)
         guard !completedParts.contains(key) else { return [] }  // late, or already read whole after a resync
         var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []

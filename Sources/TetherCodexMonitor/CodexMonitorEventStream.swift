@@ -124,6 +124,9 @@ struct CodexMonitorEventStream: Sendable {
                 case .incoming(.notification(let method, let params, let raw)):
                     delivered = true
                     try await execute(machine.receive(method: method, params: params, raw: raw, at: Event.now()), &machine, &link, outbox)
+                case .incoming(.delta(let delta)):
+                    delivered = true
+                    try await execute(machine.receive(delta, at: Event.now()), &machine, &link, outbox)
                 }
                 handled += 1
                 guard case .incoming = poll, !machine.isDone, handled < Self.batchLimit else { break }
@@ -137,7 +140,7 @@ struct CodexMonitorEventStream: Sendable {
 
     private func next(_ client: CodexMonitorClient, timeout: Duration, strings: JSONStringTable) async throws -> CodexMonitorRPC.Poll {
         do {
-            return try await client.rpc.poll(timeout: timeout, strings: strings)
+            return try await client.rpc.poll(timeout: timeout, strings: strings, keepingRaw: request.raw)
         } catch let failure as CodexMonitorRPC.Failure {
             throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: configuration)
         }
@@ -267,6 +270,7 @@ struct CodexMonitorEventStream: Sendable {
             switch poll {
             case .timedOut, .ended: return collected
             case .incoming(.lost): continue
+            case .incoming(.delta): continue  // only for a poll that keeps no raw; this one keeps it
             case .incoming(.notification(let method, let params, let raw)): collected.append((method, params, raw))
             }
         }

@@ -31,6 +31,9 @@ final class CodexMonitorRPC: Sendable {
     enum Incoming: Sendable, Equatable {
         /// A daemon notification; `raw` is the whole line, for `--raw`.
         case notification(method: String, params: JSONValue, raw: JSONValue)
+        /// An `app-server-event` carrying an item delta, read without parsing the line (only when
+        /// the consumer keeps no `raw`: see `poll`).
+        case delta(CodexMonitorDelta)
         /// This many notifications were dropped here because the consumer fell behind.
         case lost(count: Int)
     }
@@ -196,12 +199,14 @@ final class CodexMonitorRPC: Sendable {
     /// Nothing is lost to the timeout: a notification is handed over or left queued, never both.
     /// The line is parsed here, in the consumer's task; one that is not JSON is logged and skipped.
     /// `strings`: the consumer's table of recent ids (the workspace, thread and turn ids every
-    /// line repeats), shared across its lines.
-    func poll(timeout: Duration?, strings: JSONStringTable? = nil) async throws -> Poll {
+    /// line repeats), shared across its lines. `keepingRaw` false: item deltas come as `.delta`,
+    /// read straight from their bytes (`CodexMonitorDelta.read`).
+    func poll(timeout: Duration?, strings: JSONStringTable? = nil, keepingRaw: Bool = true) async throws -> Poll {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
             switch try await take(timeout: deadline.map { $0 - .now }) {
             case .entry(.line(let line)):
+                if !keepingRaw, let delta = CodexMonitorDelta.read(line, strings: strings) { return .incoming(.delta(delta)) }
                 if let incoming = decode(line, strings: strings) { return .incoming(incoming) }
             case .entry(.lost(let count)): return .incoming(.lost(count: count))
             case .timedOut: return .timedOut

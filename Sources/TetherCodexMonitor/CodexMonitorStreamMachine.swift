@@ -85,6 +85,8 @@ struct CodexMonitorStreamMachine {
 
     private(set) var mapper = CodexMonitorEventMapper()
     private var filter: EventFilter
+    /// Events carry their wire message as `raw` (the request's `raw`, `--raw`).
+    private let keepsRaw: Bool
     private let configuration: Configuration
     /// The workspaces the current connection watches (ids).
     private var watched: Set<String> = []
@@ -101,6 +103,7 @@ struct CodexMonitorStreamMachine {
         self.configuration = configuration
         filter = EventFilter(session: configuration.target.map { CodexMonitorSessionID.make(workspace: $0.workspace, thread: $0.thread) },
                              turn: request.turn, untilTurnCompletes: request.untilTurnCompletes)
+        keepsRaw = request.raw
     }
 
     var isDone: Bool { filter.isDone }
@@ -155,10 +158,18 @@ struct CodexMonitorStreamMachine {
         if configuration.filtersWorkspaces, let workspace, !watched.contains(workspace) { return notes }
         var events = mapper.map(method: method, params: params)
         for index in events.indices {
-            if events[index].raw == nil { events[index].raw = raw }
+            if keepsRaw, events[index].raw == nil { events[index].raw = raw }
             events[index].ts = time
         }
         return notes + emit(events)
+    }
+
+    /// An item delta read straight from its line (`CodexMonitorRPC.Incoming.delta`), received at
+    /// `time`: what `receive(method:…)` does with the `app-server-event` it came in.
+    mutating func receive(_ delta: CodexMonitorDelta, at time: Double) -> [Action] {
+        lastActivity = time
+        if configuration.filtersWorkspaces, !watched.contains(delta.workspace) { return [] }
+        return emit(mapper.map(delta).stamped(at: time))
     }
 
     /// The RPC layer dropped `count` notifications (Tether fell behind while a call waited):

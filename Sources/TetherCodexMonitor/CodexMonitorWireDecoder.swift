@@ -11,18 +11,25 @@ public struct CodexMonitorWireDecoder {
     /// The workspace that threads in responses belong to (a response does not name it).
     public let workspace: String
 
-    public init(workspace: String) {
+    private let keepingRaw: Bool
+
+    /// `keepingRaw`: each event carries its wire message as `raw`. Without it, item deltas are
+    /// read straight from the bytes, as the live stream reads them when `--raw` is not asked
+    /// for; the events are the same but for `raw`.
+    public init(workspace: String, keepingRaw: Bool = true) {
         self.workspace = workspace
+        self.keepingRaw = keepingRaw
     }
 
     /// What one line (without its newline) means: `nil` when it is not JSON or not a response
     /// or notification (the client logs and skips those lines).
     public mutating func events(fromLine line: [UInt8]) -> [Event]? {
+        if !keepingRaw, let delta = CodexMonitorDelta.read(line, strings: nil) { return mapper.map(delta) }
         guard let value = try? JSONParser.parse(line) else { return nil }
         switch CodexMonitorRPC.Message.classify(value) {
         case .notification(let method, let params):
             var events = mapper.map(method: method, params: params)
-            for index in events.indices where events[index].raw == nil { events[index].raw = value }
+            if keepingRaw { for index in events.indices where events[index].raw == nil { events[index].raw = value } }
             return events
         case .response(_, .success(let result)):
             guard case .success(let unwrapped) = CodexMonitorResult.unwrap(result),

@@ -11,14 +11,23 @@ runFuzzer(fuzz)
 /// classification, the event mapper, and the `resume_thread` reconcile and history readers).
 ///
 /// Oracles: no crash or ASan report; every event encodes as one JSON line that reads back the
-/// same; every pending approval belongs to a session.
+/// same; every pending approval belongs to a session; a second decoder that keeps no `raw`
+/// (reading item deltas straight from the bytes, as the live stream does without `--raw`)
+/// means the same events but for `raw`.
 func fuzz(_ input: FuzzInput) {
     var framer = LineFramer(maxLineLength: 1 << 20)
     var decoder = CodexMonitorWireDecoder(workspace: "ws-1")
+    var withoutRaw = CodexMonitorWireDecoder(workspace: "ws-1", keepingRaw: false)
     var codec = EventCodec(includeRaw: true)
     for chunk in input.chunks() {
         for case .line(let line) in framer.feed(chunk) {
-            guard let events = decoder.events(fromLine: line) else { continue }
+            let events = decoder.events(fromLine: line)
+            let read = withoutRaw.events(fromLine: line)
+            fuzzRequire((events == nil) == (read == nil), "one decoder read a line the other did not")
+            guard let events, let read else { continue }
+            // Equal but for `raw`, and the receive time (each decoder stamps its own).
+            fuzzRequire(events.map(\.withoutRaw).stamped(at: 0) == read.stamped(at: 0),
+                        "read without raw, an event differs: \(String(decoding: line.prefix(200), as: UTF8.self))")
             checkEncodable(events, codec: &codec)
         }
     }

@@ -30,11 +30,3 @@ func fuzz(_ input: FuzzInput) {
         completions.check(events)
     }
 }
-
-extension Event {
-    var withoutRaw: Event {
-        var event = self
-        event.raw = nil
-        return event
-    }
-}

@@ -124,3 +124,12 @@ public func sseEventData(_ input: FuzzInput) -> [String] {
     }
     return data
 }
+
+extension Event {
+    /// The event without its wire message: what a decoder that keeps no `raw` gives.
+    public var withoutRaw: Event {
+        var event = self
+        event.raw = nil
+        return event
+    }
+}

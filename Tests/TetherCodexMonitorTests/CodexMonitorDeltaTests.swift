@@ -1,0 +1,104 @@
+import Testing
+import TetherCore
+@testable import TetherCodexMonitor
+
+/// Item deltas read straight from their lines (`CodexMonitorDelta`, used when `--raw` is not
+/// asked for) must mean exactly what the same lines parsed whole mean.
+@Suite struct CodexMonitorDeltaTests {
+    static let thread = "019a0000-f100-7000-8000-000000000001"
+    static let turn = "019a0000-f100-7000-8000-000000000002"
+
+    static func event(_ method: String, _ params: String, workspace: String = #""workspace_id":"ws-1""#) -> String {
+        #"{"method":"app-server-event","params":{\#(workspace),"message":{"method":"\#(method)","params":\#(params),"emittedAtMs":1795724256188}}}"#
+    }
+
+    static func delta(_ method: String = "item/agentMessage/delta", item: String, _ delta: String) -> String {
+        event(method, #"{"threadId":"\#(thread)","turnId":"\#(turn)","itemId":"\#(item)","delta":"\#(delta)"}"#)
+    }
+
+    /// A turn in lines of every shape the delta read takes, and ones it must leave to the parser.
+    static let lines: [(line: String, read: Bool)] = [
+        (event("turn/started", #"{"threadId":"\#(thread)","turn":{"id":"\#(turn)","items":[],"status":"inProgress"}}"#), false),
+        (event("item/started", #"{"item":{"type":"agentMessage","id":"msg_1","text":""},"threadId":"\#(thread)","turnId":"\#(turn)"}"#), false),
+        (delta(item: "msg_1", "Hel"), true),
+        (delta(item: "msg_1", #"lo \"w\u00f6rld\"\n"#), true),
+        // Keys in another order, the line's method last.
+        (#"{"params":{"message":{"params":{"delta":"!","itemId":"msg_1","turnId":"\#(turn)","threadId":"\#(thread)"},"method":"item/agentMessage/delta"},"workspace_id":"ws-1"},"method":"app-server-event"}"#, true),
+        // Every kind of delta; one for an item never started, one without a turn.
+        (delta("item/reasoning/summaryTextDelta", item: "rs_1", "think"), true),
+        (delta("item/reasoning/textDelta", item: "rs_1", "ing"), true),
+        (delta("item/plan/delta", item: "plan_1", "1. x"), true),
+        (delta("item/commandExecution/outputDelta", item: "cmd_1", #"out\n"#), true),
+        (delta("item/fileChange/outputDelta", item: "fc_1", "patched"), true),
+        (event("item/agentMessage/delta", #"{"threadId":"\#(thread)","itemId":"msg_2","delta":"no turn"}"#), true),
+        // Left to the parser: other spellings, an escaped key, a field of another type, a
+        // repeated key, an empty delta, a request, another method, another workspace spelling.
+        (event("item/agentMessage/delta", #"{"thread_id":"\#(thread)","turnId":"\#(turn)","itemId":"msg_1","delta":"snake"}"#), false),
+        (delta(item: "msg_1", "ws").replacingOccurrences(of: "workspace_id", with: "workspaceId"), false),
+        (event("item/agentMessage/delta", #"{"threadId":"\#(thread)","turnId":"\#(turn)","item\u0049d":"msg_1","delta":"esc"}"#), false),
+        (event("item/agentMessage/delta", #"{"threadId":"\#(thread)","turnId":"\#(turn)","itemId":7,"delta":"num"}"#), false),
+        (event("item/agentMessage/delta", #"{"threadId":"\#(thread)","turnId":"\#(turn)","itemId":"msg_1","delta":"a","delta":"b"}"#), false),
+        (event("item/commandExecution/requestApproval", #"{"threadId":"\#(thread)","turnId":"\#(turn)","itemId":"cmd_1","command":"ls"}"#), false),
+        (event("thread/tokenUsage/updated", #"{"threadId":"\#(thread)","turnId":"\#(turn)","tokenUsage":{"total":{"inputTokens":5}}}"#), false),
+        (#"{"method":"terminal-output","params":{"workspaceId":"ws-1","terminalId":"t1","data":"x"}}"#, false),
+        (event("item/completed", #"{"item":{"type":"agentMessage","id":"msg_1","text":"Hello"},"threadId":"\#(thread)","turnId":"\#(turn)"}"#), false),
+        (event("turn/completed", #"{"threadId":"\#(thread)","turn":{"id":"\#(turn)","items":[],"status":"completed"}}"#), false),
+    ]
+
+    @Test func theDeltasAreReadWithoutATree() {
+        for (line, read) in Self.lines {
+            #expect((CodexMonitorDelta.read(Array(line.utf8), strings: nil) != nil) == read, "\(line)")
+        }
+        let request = #"{"method":"app-server-event","params":{"workspace_id":"ws-1","message":{"id":3,"method":"item/agentMessage/delta","params":{"threadId":"t","itemId":"i","delta":"d"}}}}"#
+        #expect(CodexMonitorDelta.read(Array(request.utf8), strings: nil) == nil)
+    }
+
+    @Test func readWithoutATreeTheEventsAreTheSame() throws {
+        var whole = CodexMonitorWireDecoder(workspace: "ws-1")
+        var read = CodexMonitorWireDecoder(workspace: "ws-1", keepingRaw: false)
+        var all: [Event] = []
+        for (line, _) in Self.lines {
+            let wholeEvents = whole.events(fromLine: Array(line.utf8))
+            let readEvents = read.events(fromLine: Array(line.utf8))
+            let expected = try #require(wholeEvents)
+            let got = try #require(readEvents)
+            let stripped = expected.map { event in
+                var event = event
+                event.raw = nil
+                return event
+            }
+            #expect(got.stamped(at: 0) == stripped.stamped(at: 0), "\(line)")
+            all += got
+        }
+        // The turn did stream (a comparison of nothing would pass too).
+        let deltas = all.filter { $0.type == .partDelta }
+        #expect(deltas.count == 13)  // nine read straight, four parsed
+        #expect(deltas.first?.session == "ws-1~\(Self.thread)")
+        #expect(Set(deltas.compactMap { $0.data["kind"]?.string }) == ["text", "reasoning", "plan", "command", "file_change"])
+        #expect(all.first { $0.type == .partCompleted && $0.part == "msg_1" }?.data["text"] == "Hello")
+    }
+
+    @Test func aBrokenLineIsNotReadEitherWay() {
+        let bytes = Array(Self.delta(item: "msg_1", "x").utf8)
+        for end in 0..<bytes.count {
+            #expect(CodexMonitorDelta.read(Array(bytes[..<end]), strings: nil) == nil)
+        }
+    }
+
+    @Test func theMachineKeepsOtherWorkspacesOutOfReadDeltasToo() throws {
+        var machine = CodexMonitorStreamMachine(
+            request: EventsRequest(follow: true, raw: false),
+            configuration: .init(target: nil, filtersWorkspaces: true, keepalive: .seconds(30), endpoint: "127.0.0.1:4732", hasPrompt: false))
+        _ = machine.resynced(CodexMonitorSnapshot(watched: ["ws-1"], threads: [], missing: []), at: 1)
+        let elsewhere = try #require(CodexMonitorDelta.read(Array(Self.delta(item: "m", "x").replacingOccurrences(of: "ws-1", with: "ws-2").utf8), strings: nil))
+        #expect(machine.receive(elsewhere, at: 2).isEmpty)
+        let here = try #require(CodexMonitorDelta.read(Array(Self.delta(item: "m", "x").utf8), strings: nil))
+        let actions = machine.receive(here, at: 3)
+        guard case .emit(let events)? = actions.first else {
+            Issue.record("expected events, got \(actions)")
+            return
+        }
+        #expect(events.map(\.type) == [.turnStarted, .sessionStatus, .partStarted, .partDelta])
+        #expect(events.allSatisfy { $0.ts == 3 && $0.raw == nil })
+    }
+}
