@@ -245,7 +245,8 @@ public struct CodexWorkerBackend: Backend {
         EventChannel.stream { channel in
             let receipt = try await send(request)
             // The job keeps its events, so following from its start after the send loses nothing.
-            let follower = CodexWorkerJobFollower(backend: self, job: receipt.turn!, thread: request.session, since: nil)
+            let follower = CodexWorkerJobFollower(backend: self, job: receipt.turn!, thread: request.session, since: nil,
+                                                  keepsRaw: request.raw)
             var mapper = CodexWorkerEventMapper()
             try await follower.follow(mapper: &mapper, live: true) { try await channel.send(contentsOf: $0) }
         }

@@ -12,6 +12,14 @@ struct CodexWorkerEventMapper {
         var job: String
         var seq: Int64
         var type: String
+
+        /// The seq and the type's length: the seq alone tells a job's envelopes apart, and
+        /// hashing the job's id (the same in every envelope of a stream) and the type cost more
+        /// than the whole rest of the dedup. Equality still compares all three.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(seq)
+            hasher.combine(type.utf8.count)
+        }
     }
 
     private var seen = RecentSet(capacity: 8192, of: EnvelopeKey.self)
@@ -37,22 +45,48 @@ struct CodexWorkerEventMapper {
 
     func hasFinished(job: String) -> Bool { finishedJobs.contains(job) }
 
-    mutating func map(_ envelope: JSONValue) -> [Event] {
-        guard let type = envelope["type"]?.string, let job = envelope["jobId"]?.string else { return [] }
-        let seq = envelope["seq"]?.int
+    /// A delta envelope read straight from its bytes (`CodexWorkerDelta.read`): the same events
+    /// as the envelope parsed.
+    mutating func map(_ read: CodexWorkerDelta) -> [Event] {
+        guard let kind = CodexWorkerDelta.kind(ofType: read.type),
+              let admitted = admit(type: read.type, job: read.job, seq: read.seq, thread: read.thread) else { return [] }
+        var events = admitted.events
+        appendDelta(kind: kind, job: read.job, thread: read.thread, item: read.item, delta: read.delta, cursor: admitted.cursor,
+                    to: &events)
+        return events
+    }
+
+    /// What every envelope does first: drop a duplicate (nil), note the job's last seq and its
+    /// thread, start the turn the first time the job is seen. The events so far and the cursor.
+    private mutating func admit(type: String, job: String, seq: Int64?, thread: String?) -> (events: [Event], cursor: String?)? {
         if let seq {
-            guard seen.insert(EnvelopeKey(job: job, seq: seq, type: type)) else { return [] }
+            guard seen.insert(EnvelopeKey(job: job, seq: seq, type: type)) else { return nil }
             lastSeq[job] = max(lastSeq[job] ?? -1, seq)
         }
-        let payload = envelope["payload"] ?? .object([:])
         let cursor = seq.map { Self.cursor(job: job, seq: $0) }
-        let thread = payload["threadId"]?.string
         var events: [Event] = []
         if let thread { threads[job] = thread }
         if !startedJobs.contains(job), !finishedJobs.contains(job) {
             startedJobs.insert(job)
             events.append(.turnStarted(session: thread ?? threadOf(job), turn: job, cursor: cursor, data: ["job": .string(job)]))
         }
+        return (events, cursor)
+    }
+
+    private func appendDelta(kind: PartKind, job: String, thread: String?, item: String?, delta: String?, cursor: String?,
+                             to events: inout [Event]) {
+        guard let item, let delta else { return }
+        events.append(.partDelta(session: thread ?? threadOf(job), turn: job, part: item, kind: kind,
+                                 field: kind == .text ? "text" : "output", delta: delta, cursor: cursor))
+    }
+
+    mutating func map(_ envelope: JSONValue) -> [Event] {
+        guard let type = envelope["type"]?.string, let job = envelope["jobId"]?.string else { return [] }
+        let payload = envelope["payload"] ?? .object([:])
+        let thread = payload["threadId"]?.string
+        guard let admitted = admit(type: type, job: job, seq: envelope["seq"]?.int, thread: thread) else { return [] }
+        var events = admitted.events
+        let cursor = admitted.cursor
         switch type {
         case "job.created":
             break
@@ -87,10 +121,9 @@ struct CodexWorkerEventMapper {
                                     content: CodexThreadItem.content(of: item), cursor: cursor))
             }
         case "item.agentMessage.delta", "item.commandExecution.outputDelta", "item.fileChange.outputDelta":
-            guard let id = payload["itemId"]?.string, let delta = payload["delta"]?.string else { break }
-            let kind: PartKind = type == "item.agentMessage.delta" ? .text : type == "item.fileChange.outputDelta" ? .fileChange : .command
-            events.append(.partDelta(session: thread ?? threadOf(job), turn: job, part: id, kind: kind,
-                                     field: kind == .text ? "text" : "output", delta: delta, cursor: cursor))
+            guard let kind = CodexWorkerDelta.kind(ofType: type) else { break }
+            appendDelta(kind: kind, job: job, thread: thread, item: payload["itemId"]?.string, delta: payload["delta"]?.string,
+                        cursor: cursor, to: &events)
         case "approval.required":
             guard let approval = approval(from: payload, job: job) else { break }
             pendingApprovals[approval.id] = approval

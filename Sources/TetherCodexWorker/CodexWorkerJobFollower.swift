@@ -18,6 +18,9 @@ struct CodexWorkerJobFollower: Sendable {
     let thread: String?
     /// Resume after this seq (`events --since job:seq`); nil: from the first retained event.
     let since: Int64?
+    /// Events carry their envelope as `raw` (`--raw`). Without it, delta envelopes are read
+    /// straight from their bytes (`CodexWorkerDelta`), never parsed into a tree.
+    var keepsRaw = true
 
     private var client: CodexWorkerClient { backend.client }
 
@@ -77,6 +80,14 @@ struct CodexWorkerJobFollower: Sendable {
                         case .comment:
                             break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
                         case .event(let sse):
+                            if !keepsRaw, let delta = CodexWorkerDelta.read(sse.dataBytes, strings: strings) {
+                                if let seq = delta.seq {
+                                    if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
+                                    cursor = max(cursor, seq)
+                                }
+                                gathered += mapper.map(delta)
+                                continue
+                            }
                             guard let envelope = try? JSONParser.parse(sse.dataBytes, strings: strings) else {
                                 backend.logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
                                 continue
@@ -85,7 +96,7 @@ struct CodexWorkerJobFollower: Sendable {
                                 if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
                                 cursor = max(cursor, seq)
                             }
-                            gathered += mapper.map(envelope)
+                            gathered += withRaw(mapper.map(envelope), envelope)
                             finished = envelope["type"]?.string == "job.finished"
                         }
                     }
@@ -148,8 +159,16 @@ struct CodexWorkerJobFollower: Sendable {
                 try await reportGap(after: last, before: seq, emit: emit)
                 last = max(last, seq)
             }
-            try await emit(mapper.map(envelope))
+            try await emit(withRaw(mapper.map(envelope), envelope))
         }
+    }
+
+    /// `events`, each carrying `envelope` as its wire message when `raw` is kept.
+    private func withRaw(_ events: [Event], _ envelope: JSONValue) -> [Event] {
+        guard keepsRaw else { return events }
+        var events = events
+        for index in events.indices where events[index].raw == nil { events[index].raw = envelope }
+        return events
     }
 }
 
@@ -174,7 +193,7 @@ struct CodexWorkerEventStream: Sendable {
             since = parsed.seq
         }
         if let job {
-            try await CodexWorkerJobFollower(backend: backend, job: job, thread: request.session, since: since)
+            try await CodexWorkerJobFollower(backend: backend, job: job, thread: request.session, since: since, keepsRaw: request.raw)
                 .follow(mapper: &mapper, live: request.follow, emit: emit)
             return
         }
@@ -186,7 +205,7 @@ struct CodexWorkerEventStream: Sendable {
             var reported = false
             guard let entries = try await look(thread, reported: &reported, emit: emit) else { return }
             if let active = entries.last(where: { !$0.finished && !$0.isForgotten }) {
-                try await CodexWorkerJobFollower(backend: backend, job: active.job, thread: thread, since: nil)
+                try await CodexWorkerJobFollower(backend: backend, job: active.job, thread: thread, since: nil, keepsRaw: request.raw)
                     .follow(mapper: &mapper, live: false, emit: emit)
             }
             return
@@ -234,7 +253,8 @@ struct CodexWorkerEventStream: Sendable {
                 case .stream(let job):
                     if mapper.hasFinished(job: job) { continue }
                     do {
-                        let turn = try await CodexWorkerJobFollower(backend: backend, job: job, thread: thread, since: nil)
+                        let turn = try await CodexWorkerJobFollower(backend: backend, job: job, thread: thread, since: nil,
+                                                                    keepsRaw: request.raw)
                             .follow(mapper: &mapper, live: true, emit: emit)
                         if let turn { jobs.noteTurn(turn, ofJob: job) }
                     } catch let error as TetherError where error.code == .notFound {

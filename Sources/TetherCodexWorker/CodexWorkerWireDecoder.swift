@@ -6,13 +6,23 @@ import TetherCore
 /// Public for tools that replay a recorded stream, and for the fuzz targets (`Fuzz/`).
 public struct CodexWorkerWireDecoder {
     private var mapper = CodexWorkerEventMapper()
+    private let keepingRaw: Bool
 
-    public init() {}
+    /// `keepingRaw`: each event carries its envelope as `raw`. Without it, delta envelopes are
+    /// read straight from the bytes, as the follower reads them when `--raw` is not asked for;
+    /// the events are the same but for `raw`.
+    public init(keepingRaw: Bool = true) {
+        self.keepingRaw = keepingRaw
+    }
 
     /// The events one SSE `data` payload means; `nil` when it is not JSON (the follower skips it).
     public mutating func events(fromEventData data: String) -> [Event]? {
-        guard let envelope = try? JSONParser.parse(data) else { return nil }
-        return mapper.map(envelope)
+        let bytes = Array(data.utf8)
+        if !keepingRaw, let delta = CodexWorkerDelta.read(bytes, strings: nil) { return mapper.map(delta) }
+        guard let envelope = try? JSONParser.parse(bytes) else { return nil }
+        var events = mapper.map(envelope)
+        if keepingRaw { for index in events.indices where events[index].raw == nil { events[index].raw = envelope } }
+        return events
     }
 
     /// The approvals still waiting, as `tether approvals` lists them.

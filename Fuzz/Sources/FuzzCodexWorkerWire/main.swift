@@ -9,13 +9,22 @@ runFuzzer(fuzz)
 /// `CodexWorkerWireDecoder` (envelope parsing and the event mapper).
 ///
 /// Oracles: no crash or ASan report; every event encodes as one JSON line that reads back the
-/// same; no part completes twice; every pending approval has an id and a turn.
+/// same; no part completes twice; every pending approval has an id and a turn; a second decoder
+/// that keeps no `raw` (reading delta envelopes straight from the bytes, as the follower does
+/// without `--raw`) means the same events but for `raw`.
 func fuzz(_ input: FuzzInput) {
     var decoder = CodexWorkerWireDecoder()
+    var withoutRaw = CodexWorkerWireDecoder(keepingRaw: false)
     var codec = EventCodec(includeRaw: true)
     var completions = CompletionTracker()
     for data in sseEventData(input) {
-        guard let events = decoder.events(fromEventData: data) else { continue }
+        let events = decoder.events(fromEventData: data)
+        let read = withoutRaw.events(fromEventData: data)
+        fuzzRequire((events == nil) == (read == nil), "one decoder read an envelope the other did not: \(data.prefix(200))")
+        guard let events, let read else { continue }
+        // Equal but for `raw`, and the receive time (each decoder stamps its own).
+        fuzzRequire(events.map(\.withoutRaw).stamped(at: 0) == read.stamped(at: 0),
+                    "read without raw, an event differs: \(data.prefix(200))")
         checkEncodable(events, codec: &codec)
         completions.check(events)
     }

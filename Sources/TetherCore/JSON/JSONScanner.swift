@@ -143,6 +143,20 @@ public struct JSONScanner {
         return value
     }
 
+    /// The integer about to be read, as `JSONValue.int` reads one (an integral double counts);
+    /// nil (stepped over) when the value is not such a number.
+    public mutating func int() throws(Error) -> Int64? {
+        guard kind == .number else {
+            try skip()
+            return nil
+        }
+        pendingValue = false
+        tookTopLevel = true
+        let value = try parser.parseNumber()
+        parser.skipWhitespace()
+        return value.int
+    }
+
     /// Whether the value about to be read is `null`; it is stepped over either way.
     public mutating func skipIsNull() throws(Error) -> Bool {
         let isNull = kind == .null
