@@ -58,6 +58,25 @@ import Testing
     }
 
     /// Random bytes and random truncations of valid documents: always an error or a value, never a crash.
+    /// Plain runs are searched eight bytes at a time: an escape, a quote or a control character
+    /// is found wherever it falls in a word, and the scanner's skip agrees with the parser.
+    @Test func stringsAreReadRightWhateverTheOffsetOfWhatEndsARun() throws {
+        for before in 0..<20 {
+            for after in [0, 1, 7, 8, 9, 17] {
+                let head = String(repeating: "a", count: before), tail = String(repeating: "b", count: after)
+                let text = "[\"" + head + "\\n\\\"" + tail + "\",\"" + head + "\"]"
+                #expect(try JSONParser.parse(text) == [.string(head + "\n\"" + tail), .string(head)])
+                #expect(throws: Never.self) { try JSONScanner.scan(Array(text.utf8)) { scanner throws(JSONScanner.Error) in try scanner.skip() } }
+                let control = "\"" + head + "\u{01}" + tail + "\""
+                #expect(throws: JSONParser.Error.self) { try JSONParser.parse(control) }
+                #expect(throws: JSONParser.Error.self) { try JSONScanner.scan(Array(control.utf8)) { scanner throws(JSONScanner.Error) in try scanner.skip() } }
+                let unterminated = "\"" + head + tail
+                #expect(throws: JSONParser.Error.self) { try JSONParser.parse(unterminated) }
+                #expect(throws: JSONParser.Error.self) { try JSONScanner.scan(Array(unterminated.utf8)) { scanner throws(JSONScanner.Error) in try scanner.skip() } }
+            }
+        }
+    }
+
     @Test func survivesGarbageAndTruncation() {
         var random = SeededRandom(seed: 42)
         let valid = Array("{\"a\":[1,2.5,\"x\\u00e9\",{\"b\":null,\"c\":[true,false]}],\"d\":\"\\ud83d\\ude00\"}".utf8)

@@ -212,17 +212,16 @@ public struct JSONParser {
     mutating func parseString() throws(Error) -> String {
         index += 1  // opening quote
         let start = index
-        // Fast path: no escapes — decode the run in one go.
-        while index < bytes.count {
+        // Fast path: no escapes — find the run's end eight bytes at a time, decode it in one go.
+        index = JSONStringBytes.endOfPlainRun(bytes, from: index)
+        if index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let run = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
                 return strings?.string(run) ?? String(decoding: run, as: UTF8.self)
             }
-            if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw failure("control character in string") }
-            index += 1
         }
         guard index < bytes.count else { throw failure("unterminated string") }
         var scalars: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
@@ -314,6 +313,8 @@ public struct JSONParser {
     mutating func skipString() throws(Error) {
         index += 1  // opening quote
         while index < bytes.count {
+            index = JSONStringBytes.endOfPlainRun(bytes, from: index)
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):

@@ -101,7 +101,7 @@ public struct JSONWriter: Sendable {
         var runStart = 0
         var index = 0
         while index < count {
-            while index + 8 <= count, !Self.needsAttention(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self), asciiOnly: asciiOnly) {
+            while index + 8 <= count, !JSONStringBytes.needsAttention(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self), asciiOnly: asciiOnly) {
                 index += 8
             }
             guard index < count else { break }
@@ -131,18 +131,6 @@ public struct JSONWriter: Sendable {
         }
         if runStart < count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count])) }
         return true
-    }
-
-    /// Whether any of a word's eight bytes is a control character, `"` or `\` (or, with
-    /// `asciiOnly`, 0x80 or more): the classic "has a zero byte" / "has a byte less than n" tests,
-    /// exact as a yes or no for the whole word.
-    private static func needsAttention(_ word: UInt64, asciiOnly: Bool) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
-        let control = (word &- ones &* 0x20) & ~word & highs != 0
-        return control || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
-            || (asciiOnly && word & highs != 0)
     }
 }
 
