@@ -30,19 +30,14 @@ struct CodexMonitorDelta: Sendable, Equatable {
     /// (`thread_id`, `workspaceId`, …), escaped or repeated keys, a request (`id`), a field of
     /// another JSON type.
     static func read(_ line: [UInt8], strings: JSONStringTable?) -> CodexMonitorDelta? {
-        var read = Reading()
-        do {
-            try JSONScanner.scan(line, strings: strings) { scanner throws(JSONScanner.Error) in
-                read.line(&scanner)
-                if scanner.sawEscapedKey { read.giveUp = true }
-                if read.giveUp { scanner.abandon() }
-            }
-        } catch {
-            return nil
+        JSONScanner.read(line, strings: strings) { scanner throws(JSONScanner.Error) -> CodexMonitorDelta? in
+            var read = Reading()
+            try read.line(&scanner)
+            guard !read.giveUp, read.outer == "app-server-event", let workspace = read.workspace, let method = read.method,
+                  target(ofMethod: method) != nil, let delta = read.delta else { return nil }
+            return CodexMonitorDelta(workspace: workspace, method: method, thread: read.thread, turn: read.turn, item: read.item,
+                                     delta: delta)
         }
-        guard !read.giveUp, read.outer == "app-server-event", let workspace = read.workspace, let method = read.method,
-              target(ofMethod: method) != nil, let delta = read.delta else { return nil }
-        return CodexMonitorDelta(workspace: workspace, method: method, thread: read.thread, turn: read.turn, item: read.item, delta: delta)
     }
 
     private struct Reading {
@@ -56,51 +51,48 @@ struct CodexMonitorDelta: Sendable, Equatable {
         var giveUp = false
 
         /// `{"method":"app-server-event","params":{"workspace_id":…,"message":{"method":…,"params":{…}}}}`
-        mutating func line(_ scanner: inout JSONScanner) {
-            do {
-                try scanner.enterObject()
-                while let key = try scanner.nextKey(), !giveUp {
-                    if key == "method" {
-                        if !Self.read(&outer, &scanner) { giveUp = true }
-                        if let outer, outer != "app-server-event" { giveUp = true }
-                    } else if key == "params" {
-                        try object(&scanner) { reading, key, scanner throws(JSONScanner.Error) in
-                            if key == "workspace_id" {
-                                if !Reading.read(&reading.workspace, &scanner) { reading.giveUp = true }
-                            } else if key == "workspaceId" {
-                                reading.giveUp = true  // the other spelling: the parser knows which wins
-                            } else if key == "message" {
-                                try reading.message(&scanner)
-                            } else {
-                                try scanner.skip()
-                            }
+        mutating func line(_ scanner: inout JSONScanner) throws(JSONScanner.Error) {
+            try scanner.enterObject()
+            while let key = try scanner.nextKey() {
+                if key == "method" {
+                    if try !scanner.string(into: &outer) { giveUp = true }
+                    if let outer, outer != "app-server-event" { giveUp = true }
+                } else if key == "params" {
+                    try object(&scanner) { reading, key, scanner throws(JSONScanner.Error) in
+                        if key == "workspace_id" {
+                            if try !scanner.string(into: &reading.workspace) { reading.giveUp = true }
+                        } else if key == "workspaceId" {
+                            reading.giveUp = true  // the other spelling: the parser knows which wins
+                        } else if key == "message" {
+                            try reading.message(&scanner)
+                        } else {
+                            try scanner.skip()
                         }
-                    } else if key == "id" {
-                        giveUp = true  // a response, or a request of the daemon's
-                    } else {
-                        try scanner.skip()
                     }
+                } else if key == "id" {
+                    giveUp = true  // a response, or a request of the daemon's
+                } else {
+                    try scanner.skip()
                 }
-            } catch {
-                giveUp = true
+                if giveUp { return }
             }
         }
 
         private mutating func message(_ scanner: inout JSONScanner) throws(JSONScanner.Error) {
             try object(&scanner) { reading, key, scanner throws(JSONScanner.Error) in
                 if key == "method" {
-                    if !Reading.read(&reading.method, &scanner) { reading.giveUp = true }
+                    if try !scanner.string(into: &reading.method) { reading.giveUp = true }
                     if let method = reading.method, CodexMonitorDelta.target(ofMethod: method) == nil { reading.giveUp = true }
                 } else if key == "params" {
                     try reading.object(&scanner) { reading, key, scanner throws(JSONScanner.Error) in
                         if key == "threadId" {
-                            if !Reading.read(&reading.thread, &scanner) { reading.giveUp = true }
+                            if try !scanner.string(into: &reading.thread) { reading.giveUp = true }
                         } else if key == "turnId" {
-                            if !Reading.read(&reading.turn, &scanner) { reading.giveUp = true }
+                            if try !scanner.string(into: &reading.turn) { reading.giveUp = true }
                         } else if key == "itemId" {
-                            if !Reading.read(&reading.item, &scanner) { reading.giveUp = true }
+                            if try !scanner.string(into: &reading.item) { reading.giveUp = true }
                         } else if key == "delta" {
-                            if !Reading.read(&reading.delta, &scanner) { reading.giveUp = true }
+                            if try !scanner.string(into: &reading.delta) { reading.giveUp = true }
                         } else if key == "thread_id" || key == "turn_id" || key == "item_id" {
                             reading.giveUp = true
                         } else {
@@ -128,14 +120,6 @@ struct CodexMonitorDelta: Sendable, Equatable {
                 try member(&self, key, &scanner)
                 if giveUp { return }
             }
-        }
-
-        /// A string member, read once; a repeated key or another JSON type (false) gives up (the parser
-        /// keeps the first, and reads a non-string as absent).
-        static func read(_ slot: inout String?, _ scanner: inout JSONScanner) -> Bool {
-            guard slot == nil, scanner.kind == .string, let value = try? scanner.string() else { return false }
-            slot = value
-            return true
         }
     }
 }

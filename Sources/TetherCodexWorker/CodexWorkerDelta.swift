@@ -26,18 +26,12 @@ struct CodexWorkerDelta: Sendable, Equatable {
     /// nil when it is not a delta envelope, or one only the parser reads right (escaped or
     /// repeated keys, a field of another JSON type).
     static func read(_ data: [UInt8], strings: JSONStringTable?) -> CodexWorkerDelta? {
-        var read = Reading()
-        do {
-            try JSONScanner.scan(data, strings: strings) { scanner throws(JSONScanner.Error) in
-                read.envelope(&scanner)
-                if scanner.sawEscapedKey { read.giveUp = true }
-                if read.giveUp { scanner.abandon() }
-            }
-        } catch {
-            return nil
+        JSONScanner.read(data, strings: strings) { scanner throws(JSONScanner.Error) -> CodexWorkerDelta? in
+            var read = Reading()
+            try read.envelope(&scanner)
+            guard !read.giveUp, let type = read.type, kind(ofType: type) != nil, let job = read.job else { return nil }
+            return CodexWorkerDelta(type: type, job: job, seq: read.seq, thread: read.thread, item: read.item, delta: read.delta)
         }
-        guard !read.giveUp, let type = read.type, kind(ofType: type) != nil, let job = read.job else { return nil }
-        return CodexWorkerDelta(type: type, job: job, seq: read.seq, thread: read.thread, item: read.item, delta: read.delta)
     }
 
     private struct Reading {
@@ -51,50 +45,48 @@ struct CodexWorkerDelta: Sendable, Equatable {
         var delta: String?
         var giveUp = false
 
-        mutating func envelope(_ scanner: inout JSONScanner) {
-            do {
-                try scanner.enterObject()
-                while let key = try scanner.nextKey(), !giveUp {
-                    if key == "type" {
-                        if !Self.read(&type, &scanner) { giveUp = true }
-                        if let type, CodexWorkerDelta.kind(ofType: type) == nil { giveUp = true }
-                    } else if key == "jobId" {
-                        if !Self.read(&job, &scanner) { giveUp = true }
-                    } else if key == "seq" {
-                        guard !sawSeq, scanner.kind == .number else { giveUp = true; continue }
-                        sawSeq = true
-                        seq = try scanner.int()
-                        if seq == nil { giveUp = true }  // a fraction or out of range: left to the parser
-                    } else if key == "payload" {
-                        guard !sawPayload, scanner.kind == .object else { giveUp = true; continue }
-                        sawPayload = true
-                        try scanner.enterObject()
-                        while let key = try scanner.nextKey(), !giveUp {
-                            if key == "threadId" {
-                                if !Self.read(&thread, &scanner) { giveUp = true }
-                            } else if key == "itemId" {
-                                if !Self.read(&item, &scanner) { giveUp = true }
-                            } else if key == "delta" {
-                                if !Self.read(&delta, &scanner) { giveUp = true }
-                            } else {
-                                try scanner.skip()
-                            }
-                        }
-                    } else {
-                        try scanner.skip()
-                    }
+        mutating func envelope(_ scanner: inout JSONScanner) throws(JSONScanner.Error) {
+            try scanner.enterObject()
+            while let key = try scanner.nextKey() {
+                var read = true
+                if key == "type" {
+                    read = try scanner.string(into: &type)
+                    if let type, CodexWorkerDelta.kind(ofType: type) == nil { giveUp = true }
+                } else if key == "jobId" {
+                    read = try scanner.string(into: &job)
+                } else if key == "seq" {
+                    guard !sawSeq, scanner.kind == .number else { giveUp = true; return }
+                    sawSeq = true
+                    seq = try scanner.int()
+                    read = seq != nil  // a fraction or out of range: left to the parser
+                } else if key == "payload" {
+                    guard !sawPayload, scanner.kind == .object else { giveUp = true; return }
+                    sawPayload = true
+                    try payload(&scanner)
+                } else {
+                    try scanner.skip()
                 }
-            } catch {
-                giveUp = true
+                if !read { giveUp = true }
+                if giveUp { return }
             }
         }
 
-        /// A string member, read once; a repeated key or another JSON type (false) gives up
-        /// (the parser keeps the first, and reads a non-string as absent).
-        static func read(_ slot: inout String?, _ scanner: inout JSONScanner) -> Bool {
-            guard slot == nil, scanner.kind == .string, let value = try? scanner.string() else { return false }
-            slot = value
-            return true
+        private mutating func payload(_ scanner: inout JSONScanner) throws(JSONScanner.Error) {
+            try scanner.enterObject()
+            while let key = try scanner.nextKey() {
+                var read = true
+                if key == "threadId" {
+                    read = try scanner.string(into: &thread)
+                } else if key == "itemId" {
+                    read = try scanner.string(into: &item)
+                } else if key == "delta" {
+                    read = try scanner.string(into: &delta)
+                } else {
+                    try scanner.skip()
+                }
+                if !read { giveUp = true }
+                if giveUp { return }
+            }
         }
     }
 }

@@ -4,31 +4,19 @@ import TetherCore
 /// `message.part.updated` of a text or reasoning part — read with `JSONScanner` straight from
 /// their bytes into an `OpenCodeWireEvent`, without the tree `JSONParser` would build and the
 /// mapper would read a handful of fields from. Anything else, or anything unexpected in one of
-/// these (another part type, a key spelled with escapes, a field of another JSON type), reads
-/// as nil, and the stream parses the frame whole as before; the result is the same either way
-/// (`OpenCodeHotFrameTests` holds the two side by side).
+/// these (another part type, a key spelled with escapes, a repeated key, a field of another
+/// JSON type), reads as nil, and the stream parses the frame whole as before; the result is the
+/// same either way (`OpenCodeHotFrameTests` holds the two side by side).
 enum OpenCodeHotFrame {
     static func read(_ data: [UInt8], strings: JSONStringTable?) -> OpenCodeWireEvent? {
-        var frame = Frame()
-        do {
-            try JSONScanner.scan(data, strings: strings) { scanner throws(JSONScanner.Error) in
-                try frame.readTop(&scanner)
-                if scanner.sawEscapedKey { frame.giveUp = true }
-                if frame.giveUp { scanner.abandon() }
-            }
-        } catch {
-            return nil
+        JSONScanner.read(data, strings: strings) { scanner throws(JSONScanner.Error) -> OpenCodeWireEvent? in
+            var frame = Frame()
+            try frame.readTop(&scanner)
+            return frame.giveUp ? nil : frame.event
         }
-        return frame.giveUp ? nil : frame.event
     }
 
-    /// A string member, read once: a repeated key or another JSON type (false) is left to the
-    /// parser, which keeps the first and reads a non-string as absent.
-    private static func readString(_ slot: inout String?, _ scanner: inout JSONScanner) throws(JSONScanner.Error) -> Bool {
-        guard slot == nil, scanner.kind == .string else { return false }
-        slot = try scanner.string()
-        return true
-    }
+    static func isHot(_ type: String) -> Bool { type == "message.part.delta" || type == "message.part.updated" }
 
     /// What the walk found: the envelope's fields, then the payload's (bare on `/event`).
     private struct Frame {
@@ -61,16 +49,16 @@ enum OpenCodeHotFrame {
                     payload = Payload()  // a bare payload's fields seen before do not count
                     try payload.read(&scanner)
                 } else if key == "directory" {
-                    guard directory == nil, scanner.kind == .string else { giveUp = true; return }
-                    directory = try scanner.string()
+                    if try !scanner.string(into: &directory) { giveUp = true }
                 } else if !sawPayload, key == "type" || key == "properties" {
                     try payload.readMember(key, &scanner)
                 } else {
                     try scanner.skip()
                 }
-                if payload.giveUp { giveUp = true; return }
+                if payload.giveUp { giveUp = true }
                 // Not a frame read here: stop walking, the parser will read it.
-                if let type = payload.type, type != "message.part.delta", type != "message.part.updated" { giveUp = true; return }
+                if let type = payload.type, !OpenCodeHotFrame.isHot(type) { giveUp = true }
+                if giveUp { return }
             }
         }
     }
@@ -96,8 +84,7 @@ enum OpenCodeHotFrame {
 
         mutating func readMember(_ key: JSONKey, _ scanner: inout JSONScanner) throws(JSONScanner.Error) {
             if key == "type" {
-                guard type == nil, let read = try scanner.string() else { giveUp = true; return }
-                type = read
+                if try !scanner.string(into: &type) { giveUp = true }
             } else if key == "properties" {
                 guard !sawProperties, scanner.kind == .object else { giveUp = true; return }
                 sawProperties = true
@@ -112,27 +99,28 @@ enum OpenCodeHotFrame {
         }
 
         private mutating func readProperty(_ key: JSONKey, _ scanner: inout JSONScanner) throws(JSONScanner.Error) {
+            var read = true
             if key == "part" {
                 guard part == nil, scanner.kind == .object else { giveUp = true; return }
-                var read = Part()
-                try read.read(&scanner)
-                if read.giveUp { giveUp = true; return }
-                part = read
+                var found = Part()
+                try found.read(&scanner)
+                if found.giveUp { giveUp = true; return }
+                part = found
             } else if key == "sessionID" {
-                if try !OpenCodeHotFrame.readString(&session, &scanner) { giveUp = true }
+                read = try scanner.string(into: &session)
             } else if key == "messageID" {
-                if try !OpenCodeHotFrame.readString(&message, &scanner) { giveUp = true }
+                read = try scanner.string(into: &message)
             } else if key == "partID" {
-                if try !OpenCodeHotFrame.readString(&partID, &scanner) { giveUp = true }
+                read = try scanner.string(into: &partID)
             } else if key == "field" {
-                if try !OpenCodeHotFrame.readString(&field, &scanner) { giveUp = true }
+                read = try scanner.string(into: &field)
             } else if key == "delta" {
-                if try !OpenCodeHotFrame.readString(&delta, &scanner) { giveUp = true }
+                read = try scanner.string(into: &delta)
             } else {
                 try scanner.skip()
             }
+            if !read { giveUp = true }
         }
-
     }
 
     /// A text or reasoning part; any other type gives up.
@@ -161,38 +149,40 @@ enum OpenCodeHotFrame {
         mutating func read(_ scanner: inout JSONScanner) throws(JSONScanner.Error) {
             try scanner.enterObject()
             while let key = try scanner.nextKey() {
+                var read = true
                 if key == "id" {
-                    if try !OpenCodeHotFrame.readString(&id, &scanner) { giveUp = true }
+                    read = try scanner.string(into: &id)
                 } else if key == "sessionID" {
-                    if try !OpenCodeHotFrame.readString(&session, &scanner) { giveUp = true }
+                    read = try scanner.string(into: &session)
                 } else if key == "messageID" {
-                    if try !OpenCodeHotFrame.readString(&message, &scanner) { giveUp = true }
+                    read = try scanner.string(into: &message)
                 } else if key == "type" {
-                    if try !OpenCodeHotFrame.readString(&type, &scanner) { giveUp = true }
+                    read = try scanner.string(into: &type)
                     if let type, type != "text", type != "reasoning" { giveUp = true }
                 } else if key == "text" {
-                    if try !OpenCodeHotFrame.readString(&text, &scanner) { giveUp = true }
+                    read = try scanner.string(into: &text)
                 } else if key == "synthetic" {
                     guard synthetic == nil else { giveUp = true; return }
                     synthetic = try scanner.bool() ?? false  // the parser's `bool == true`
                 } else if key == "time" {
                     guard ended == nil, scanner.kind == .object else { giveUp = true; return }
-                    ended = false
-                    try scanner.enterObject()
-                    while let key = try scanner.nextKey() {
-                        if key == "end" {
-                            ended = try !scanner.skipIsNull()
-                            // The first `end` counts, as with the parser; later ones are stepped over.
-                            while let _ = try scanner.nextKey() { try scanner.skip() }
-                            break
-                        }
-                        try scanner.skip()
-                    }
+                    ended = try Self.readEnd(&scanner)
                 } else {
                     try scanner.skip()
                 }
+                if !read { giveUp = true }
                 if giveUp { return }
             }
+        }
+
+        /// `time`: whether its first `end` is set (not null), as the parser's tree reads it.
+        private static func readEnd(_ scanner: inout JSONScanner) throws(JSONScanner.Error) -> Bool {
+            var ended: Bool?
+            try scanner.enterObject()
+            while let key = try scanner.nextKey() {
+                if key == "end", ended == nil { ended = try !scanner.skipIsNull() } else { try scanner.skip() }
+            }
+            return ended ?? false
         }
     }
 }

@@ -45,6 +45,21 @@ public struct JSONScanner {
         }.get()
     }
 
+    /// Walks `bytes` with `body`, for a reader that may find the message is not one it reads:
+    /// nil when `body` says so (returns nil: the rest is left unread and unchecked), when a key
+    /// was spelled with an escape (see `sawEscapedKey`), or when the document is not JSON. The
+    /// caller then parses the bytes with `JSONParser`, which reads every message right.
+    public static func read<Value>(_ bytes: [UInt8], strings: JSONStringTable? = nil,
+                                   _ body: (inout JSONScanner) throws(Error) -> Value?) -> Value? {
+        try? scan(bytes, strings: strings) { scanner throws(Error) -> Value? in
+            guard let value = try body(&scanner), !scanner.sawEscapedKey else {
+                scanner.abandon()
+                return nil
+            }
+            return value
+        }
+    }
+
     /// The kind of the value about to be read.
     public enum Kind: Equatable, Sendable { case object, array, string, number, bool, null }
 
@@ -123,6 +138,15 @@ public struct JSONScanner {
         let value = try parser.parseString()
         parser.skipWhitespace()
         return value
+    }
+
+    /// Reads the string about to be read into `slot`, for a reader that must agree with
+    /// `JSONParser`'s tree: false (nothing read) when `slot` is already filled (a repeated key:
+    /// the tree keeps the first) or the value is not a string (the tree's `.string` is nil).
+    public mutating func string(into slot: inout String?) throws(Error) -> Bool {
+        guard slot == nil, kind == .string else { return false }
+        slot = try string()
+        return true
     }
 
     /// The boolean about to be read; nil (stepped over) when the value is of another kind.
