@@ -21,13 +21,8 @@ func fuzz(_ input: FuzzInput) {
     var codec = EventCodec(includeRaw: true)
     for chunk in input.chunks() {
         for case .line(let line) in framer.feed(chunk) {
-            let events = decoder.events(fromLine: line)
-            let read = withoutRaw.events(fromLine: line)
-            fuzzRequire((events == nil) == (read == nil), "one decoder read a line the other did not")
-            guard let events, let read else { continue }
-            // Equal but for `raw`, and the receive time (each decoder stamps its own).
-            fuzzRequire(events.map(\.withoutRaw).stamped(at: 0) == read.stamped(at: 0),
-                        "read without raw, an event differs: \(String(decoding: line.prefix(200), as: UTF8.self))")
+            guard let events = requireSameButRaw(decoder.events(fromLine: line), withoutRaw.events(fromLine: line),
+                                                 input: String(decoding: line.prefix(200), as: UTF8.self)) else { continue }
             checkEncodable(events, codec: &codec)
         }
     }

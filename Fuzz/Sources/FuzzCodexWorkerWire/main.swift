@@ -18,13 +18,8 @@ func fuzz(_ input: FuzzInput) {
     var codec = EventCodec(includeRaw: true)
     var completions = CompletionTracker()
     for data in sseEventData(input) {
-        let events = decoder.events(fromEventData: data)
-        let read = withoutRaw.events(fromEventData: data)
-        fuzzRequire((events == nil) == (read == nil), "one decoder read an envelope the other did not: \(data.prefix(200))")
-        guard let events, let read else { continue }
-        // Equal but for `raw`, and the receive time (each decoder stamps its own).
-        fuzzRequire(events.map(\.withoutRaw).stamped(at: 0) == read.stamped(at: 0),
-                    "read without raw, an event differs: \(data.prefix(200))")
+        guard let events = requireSameButRaw(decoder.events(fromEventData: data), withoutRaw.events(fromEventData: data),
+                                             input: String(data.prefix(200))) else { continue }
         checkEncodable(events, codec: &codec)
         completions.check(events)
     }

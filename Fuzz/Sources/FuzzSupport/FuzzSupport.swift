@@ -125,11 +125,19 @@ public func sseEventData(_ input: FuzzInput) -> [String] {
     return data
 }
 
-extension Event {
-    /// The event without its wire message: what a decoder that keeps no `raw` gives.
-    public var withoutRaw: Event {
-        var event = self
+/// Two decoders fed the same input, one keeping each event's `raw` and one not (which reads the
+/// busiest messages straight from their bytes): both read it or neither, and their events are
+/// the same but for `raw` and the receive time (each decoder stamps its own). `input`: what was
+/// fed, for the failure message. Returns the events of the one that keeps `raw`.
+public func requireSameButRaw(_ kept: [Event]?, _ read: [Event]?, input: @autoclosure () -> String,
+                              file: StaticString = #fileID, line: UInt = #line) -> [Event]? {
+    fuzzRequire((kept == nil) == (read == nil), "one decoder read what the other did not: \(input())", file: file, line: line)
+    guard let kept, let read else { return nil }
+    let stripped = kept.map { event in
+        var event = event
         event.raw = nil
         return event
     }
+    fuzzRequire(stripped.stamped(at: 0) == read.stamped(at: 0), "read without raw, an event differs: \(input())", file: file, line: line)
+    return kept
 }
