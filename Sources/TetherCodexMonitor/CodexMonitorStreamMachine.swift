@@ -93,8 +93,13 @@ struct CodexMonitorStreamMachine {
     /// When something last came from the daemon (epoch milliseconds).
     private var lastActivity: Double = 0
     /// `send --follow` sent (or began sending) its prompt: never twice, even when the
-    /// connection drops before the answer.
+    /// connection drops before the answer — unless a resync shows it never reached the daemon.
     private(set) var promptPosted = false
+    /// The target thread's turns as the last resync read them (nil: not read yet).
+    private var targetTurnsRead: Set<String>?
+    /// `send --follow`: the target thread's turns from before the prompt, so that a turn the
+    /// daemon started for it is still recognised when its answer (the turn's id) was lost.
+    private var turnsBeforePrompt: Set<String>?
     private var reportedGaps: Set<Gap> = []
     /// A bound of the mapper's was reached and said so (once per run).
     private var boundReported = false
@@ -230,6 +235,26 @@ struct CodexMonitorStreamMachine {
             actions.append(.note(.gap(gap, message: error.message)))
             events.append(.error(TetherError(.unsupported, "\(error.message); \(gap.consequence)", hint: error.hint, retryable: false)))
         }
+        if let target = configuration.target,
+           let read = snapshot.threads.first(where: { $0.workspace == target.workspace && $0.thread["id"]?.string == target.thread }) {
+            let turns = (read.thread["turns"]?.array ?? []).compactMap { $0["id"]?.string }
+            targetTurnsRead = Set(turns)
+            // The prompt went out but its answer was lost with the link: the first turn that
+            // was not there before it is ours, held open so the reconcile below reads it whole
+            // (it may have ended while the link was down).
+            if promptPosted, filter.targetTurn == nil, let before = turnsBeforePrompt {
+                if let ours = turns.first(where: { !before.contains($0) }) {
+                    filter.promptWasSent(turn: ours)
+                    events += mapper.started(session: CodexMonitorSessionID.make(workspace: target.workspace, thread: target.thread),
+                                             turn: ours)
+                } else if CodexMonitorThread.status(read.thread["status"]) == .idle {
+                    // No turn came of it and the thread is idle: the prompt was lost with the
+                    // link before the daemon read it (the daemon answers only once the turn has
+                    // started). Sent again below, rather than waited for forever.
+                    promptPosted = false
+                }
+            }
+        }
         for read in snapshot.threads {
             events += mapper.reconcile(workspace: read.workspace, thread: read.thread)
         }
@@ -243,6 +268,7 @@ struct CodexMonitorStreamMachine {
     /// The prompt is about to be sent: from now on a `turn.started` may be its turn.
     mutating func postingPrompt() {
         promptPosted = true
+        turnsBeforePrompt = targetTurnsRead
         filter.promptWasSent()
     }
 

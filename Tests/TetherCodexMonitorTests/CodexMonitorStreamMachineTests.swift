@@ -199,6 +199,61 @@ import TetherCore
         #expect(resynced.last == .finish)
     }
 
+    /// The link dropped while the prompt was being sent, so the daemon's answer (the turn's id)
+    /// was lost, and the turn ran and ended before Tether was back (the fault suite's restarts
+    /// caught this: `send --follow` then waited forever). The resync finds a turn of the thread
+    /// that was not there before the prompt: it is ours, read whole, and the run finishes.
+    @Test func aTurnWhoseSendAnswerWasLostAndThatEndedWhileTheLinkWasDownStillFinishes() throws {
+        let request = EventsRequest(session: "ws-1~thr_1", follow: true, untilTurnCompletes: true)
+        var machine = machine(request, target: ("ws-1", "thr_1"), prompt: true)
+        _ = machine.connected(at: 1)
+        #expect(machine.resynced(Self.snapshot([try Self.resumed("idle-thread.resume-thread")]), at: 2).last == .postPrompt)
+        machine.postingPrompt()  // and the link drops before send_user_message answers
+        _ = machine.disconnected(reason: "reset", retryIn: .seconds(1), attempt: 2, at: 3)
+        _ = machine.connected(at: 4)
+        let resynced = machine.resynced(Self.snapshot([try Self.resumed("streaming-turn.resume-thread")]), at: 5)
+        #expect(!resynced.contains(.postPrompt))
+        let events = resynced.emitted
+        #expect(events.of(.turnStarted).map(\.turn) == ["turn_1"])  // not turn_0: it was there before the prompt
+        #expect(events.of(.partCompleted).map(\.part) == ["it_u1", "it_a1", "it_c1"])
+        #expect(events.of(.turnCompleted).map(\.turn) == ["turn_1"])
+        #expect(resynced.last == .finish)
+    }
+
+    /// The link dropped before the daemon read the prompt: after the reconnect the thread has
+    /// no new turn and is idle, so the prompt is sent again (waiting for it would be forever);
+    /// while the thread is busy it is not (that may be the prompt's turn starting).
+    @Test func aPromptThatNeverReachedTheDaemonIsSentAgain() throws {
+        let request = EventsRequest(session: "ws-1~thr_1", follow: true, untilTurnCompletes: true)
+        let idle = try Self.resumed("idle-thread.resume-thread")
+        var machine = machine(request, target: ("ws-1", "thr_1"), prompt: true)
+        _ = machine.connected(at: 1)
+        #expect(machine.resynced(Self.snapshot([idle]), at: 2).last == .postPrompt)
+        machine.postingPrompt()
+        _ = machine.connected(at: 4)
+        var busy = idle
+        if case .object(var object) = busy {
+            object["status"] = ["type": "active"]
+            busy = .object(object)
+        }
+        #expect(!machine.resynced(Self.snapshot([busy]), at: 5).contains(.postPrompt))
+        _ = machine.connected(at: 6)
+        #expect(machine.resynced(Self.snapshot([idle]), at: 7).last == .postPrompt)
+    }
+
+    /// Without a snapshot of the thread from before the prompt, no turn is taken for ours.
+    @Test func noTurnIsAdoptedWithoutKnowingTheThreadBeforeThePrompt() throws {
+        let request = EventsRequest(session: "ws-1~thr_1", follow: true, untilTurnCompletes: true)
+        var machine = machine(request, target: ("ws-1", "thr_1"), prompt: true)
+        _ = machine.connected(at: 1)
+        _ = machine.resynced(Self.snapshot([]), at: 2)  // the thread could not be read
+        machine.postingPrompt()
+        _ = machine.connected(at: 4)
+        let resynced = machine.resynced(Self.snapshot([try Self.resumed("streaming-turn.resume-thread")]), at: 5)
+        #expect(resynced.emitted.of(.turnCompleted).isEmpty)
+        #expect(!machine.isDone)
+    }
+
     // MARK: Gaps
 
     @Test func aDaemonMissingMethodsIsSaidOncePerGapAndTheStreamGoesOn() throws {
