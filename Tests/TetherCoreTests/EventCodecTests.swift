@@ -32,6 +32,63 @@ import Testing
         #expect(bytes.last == 0x0A)
     }
 
+    /// A codec reuses the bytes of what repeats from line to line (a type's opening at one
+    /// time, profile and backend; the session; the turn): every line of a long run must be what
+    /// a fresh codec writes for it alone, including ids equal as Strings but not as bytes.
+    @Test func aReusedCodecWritesWhatAFreshOneWrites() {
+        let precomposed = "ses_caf\u{E9}"
+        let decomposed = "ses_cafe\u{301}"
+        #expect(precomposed == decomposed)  // what makes byte equality matter
+        let sessions: [String?] = ["ses_1", "ses_1", nil, precomposed, decomposed, "ses_\"q\"", "ses_1"]
+        let turns: [String?] = ["msg_1", nil, "msg_1", "msg_2"]
+        let profiles: [String?] = ["home", "home", nil, "h\u{F6}me", "ho\u{308}me"]
+        var events: [Event] = []
+        for index in 0..<120 {
+            let types: [EventType] = [.partStarted, .partDelta, .turnStarted, .error]
+            var event = Event(types[index % types.count], session: sessions[index % sessions.count],
+                              turn: turns[index % turns.count], part: index % 3 == 0 ? nil : "prt_\(index / 2)",
+                              cursor: index % 5 == 0 ? "c\(index)" : nil, data: ["n": .int(Int64(index))],
+                              ts: 1_795_311_231_409 + Double(index / 7))
+            event.profile = profiles[index % profiles.count]
+            event.backend = index % 11 == 0 ? .codexWorker : (index % 13 == 0 ? nil : .openCode)
+            events.append(event)
+        }
+        var reused = EventCodec()
+        var lines: [UInt8] = []
+        reused.withLines(events, profile: "fallback", backend: .codexMonitor) { lines = Array($0) }
+        var fresh: [UInt8] = []
+        for event in events {
+            var codec = EventCodec()
+            codec.withLines([event], profile: "fallback", backend: .codexMonitor) { fresh += $0 }
+        }
+        expectSameLines(lines, fresh)
+        // And one at a time through the same codec.
+        var oneByOne: [UInt8] = []
+        for event in events { oneByOne += reused.encode(event) }
+        var freshAlone: [UInt8] = []
+        for event in events {
+            var codec = EventCodec()
+            freshAlone += codec.encode(event)
+        }
+        expectSameLines(oneByOne, freshAlone)
+    }
+
+    /// Byte equality, line by line, showing the first line that differs with its non-ASCII
+    /// scalars spelled out (String `==` would call canonically equal lines the same).
+    private func expectSameLines(_ actual: [UInt8], _ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+        let actualLines = actual.split(separator: 0x0A, omittingEmptySubsequences: false)
+        let expectedLines = expected.split(separator: 0x0A, omittingEmptySubsequences: false)
+        #expect(actualLines.count == expectedLines.count, sourceLocation: sourceLocation)
+        func spelled(_ line: ArraySlice<UInt8>) -> String {
+            String(decoding: line, as: UTF8.self).unicodeScalars
+                .map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16))}" }.joined()
+        }
+        for (index, (got, want)) in zip(actualLines, expectedLines).enumerated() where !got.elementsEqual(want) {
+            Issue.record("line \(index + 1) differs:\n  got  \(spelled(got))\n  want \(spelled(want))", sourceLocation: sourceLocation)
+            return
+        }
+    }
+
     @Test(arguments: EventType.allCases)
     func roundTripsEveryType(type: EventType) throws {
         var codec = EventCodec(includeRaw: true)

@@ -49,9 +49,10 @@ extension Event {
     public static func partDelta(session: String?, turn: String?, part: String, kind: PartKind,
                                  field: String = "text", delta: String, cursor: String? = nil,
                                  raw: JSONValue? = nil) -> Event {
-        Event(.partDelta, session: session, turn: turn, part: part, cursor: cursor, data: [
-            "kind": .string(kind.rawValue), "field": .string(field), "delta": .string(delta),
-        ], raw: raw)
+        Event(.partDelta, session: session, turn: turn, part: part, cursor: cursor, data: JSONObject([
+            (key: "kind", value: .string(kind.rawValue)), (key: "field", value: .string(field)),
+            (key: "delta", value: .string(delta)),
+        ]), raw: raw)
     }
 
     public static func partRemoved(session: String?, turn: String?, part: String, raw: JSONValue? = nil) -> Event {

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The JSON Lines codec for schema v1: one event, one line, keys in the documented order
 /// (`v`, `type`, `ts`, `profile`, `backend`, `session`, `turn`, `part`, `cursor`, `data`, `raw`).
 public struct EventCodec: Sendable {
@@ -32,14 +40,9 @@ public struct EventCodec: Sendable {
     }
 
     private mutating func append(_ event: Event, profile: String? = nil, backend: BackendKind? = nil) {
-        writer.writeRaw("{\"v\":1,\"type\":" as StaticString)
-        writer.writeString(event.type.rawValue)
-        writer.writeRaw(",\"ts\":" as StaticString)
-        writeTimestamp(event.ts)
-        optional(",\"profile\":", event.profile ?? profile)
-        optional(",\"backend\":", (event.backend ?? backend)?.rawValue)
-        optional(",\"session\":", event.session)
-        optional(",\"turn\":", event.turn)
+        writeHeader(event.type, ts: event.ts, profile: event.profile ?? profile, backend: event.backend ?? backend)
+        if let session = event.session { sessionField.write(session, to: &writer) }
+        if let turn = event.turn { turnField.write(turn, to: &writer) }
         optional(",\"part\":", event.part)
         optional(",\"cursor\":", event.cursor)
         writer.writeRaw(",\"data\":" as StaticString)
@@ -51,17 +54,79 @@ public struct EventCodec: Sendable {
         writer.writeRaw("}\n" as StaticString)
     }
 
-    /// The last timestamp written: events of one batch mostly share their millisecond.
-    private var lastTimestamp: (milliseconds: Double, text: String)?
+    // MARK: Repeated bytes
+    //
+    // The lines of a stream repeat most of their opening: a handful of types, one millisecond
+    // for a whole burst, one profile and backend, one session. What was written for those is
+    // kept and copied rather than escaped again (`EventCodecTests` holds a reused codec's lines
+    // equal to a fresh one's).
 
-    private mutating func writeTimestamp(_ milliseconds: Double) {
-        if let lastTimestamp, lastTimestamp.milliseconds == milliseconds {
-            writer.writeString(lastTimestamp.text)
+    /// `{"v":1,"type":…,"ts":…,"profile":…,"backend":…` as written for each type, while the
+    /// time, profile and backend stay the same.
+    private var headers = HeaderCache()
+
+    private struct HeaderCache {
+        var ts = Double.nan
+        var profile: String?
+        var backend: BackendKind?
+        var byType: [(type: EventType, bytes: [UInt8])] = []
+
+        mutating func reset(ts: Double, profile: String?, backend: BackendKind?) {
+            self.ts = ts
+            self.profile = profile
+            self.backend = backend
+            byType.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// A field's last value and the bytes written for it (`,"session":"…"`).
+    private struct FieldCache {
+        let separatorAndKey: StaticString
+        var value: String?
+        var bytes: [UInt8] = []
+
+        mutating func write(_ value: String, to writer: inout JSONWriter) {
+            if EventCodec.sameBytes(self.value, value) {
+                writer.writeRaw(bytes)
+                return
+            }
+            let start = writer.bytes.count
+            writer.writeRaw(separatorAndKey)
+            writer.writeString(value)
+            self.value = value
+            bytes = Array(writer.bytes[start...])
+        }
+    }
+
+    private var sessionField = FieldCache(separatorAndKey: ",\"session\":")
+    private var turnField = FieldCache(separatorAndKey: ",\"turn\":")
+
+    private mutating func writeHeader(_ type: EventType, ts: Double, profile: String?, backend: BackendKind?) {
+        if headers.ts != ts || headers.backend != backend || !Self.sameBytes(headers.profile, profile) {
+            headers.reset(ts: ts, profile: profile, backend: backend)
+        } else if let cached = headers.byType.first(where: { $0.type == type }) {
+            writer.writeRaw(cached.bytes)
             return
         }
-        let text = Self.timestamp(milliseconds: milliseconds)
-        lastTimestamp = (milliseconds, text)
-        writer.writeString(text)
+        let start = writer.bytes.count
+        writer.writeRaw("{\"v\":1,\"type\":" as StaticString)
+        writer.writeString(type.rawValue)
+        writer.writeRaw(",\"ts\":" as StaticString)
+        writer.writeString(Self.timestamp(milliseconds: ts))
+        optional(",\"profile\":", profile)
+        optional(",\"backend\":", backend?.rawValue)
+        headers.byType.append((type, Array(writer.bytes[start...])))
+    }
+
+    /// Byte-for-byte equality: `==` on String is canonical equivalence, under which two ids
+    /// spelled with different bytes can be equal, and the bytes of one must not stand for the other.
+    fileprivate static func sameBytes(_ lhs: String?, _ rhs: String?) -> Bool {
+        guard var lhs, var rhs else { return lhs == nil && rhs == nil }
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in
+                left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+            }
+        }
     }
 
     /// `,"key":` and the value, when there is one.

@@ -54,6 +54,9 @@ public struct JSONWriter: Sendable {
 
     public mutating func writeByte(_ byte: UInt8) { bytes.append(byte) }
 
+    /// Appends bytes that are already JSON (what an earlier write produced).
+    public mutating func writeRaw(_ json: [UInt8]) { bytes.append(contentsOf: json) }
+
     private mutating func writeDouble(_ number: Double) {
         guard number.isFinite else { return writeRaw("null") }  // JSON has no NaN or infinity
         if number.rounded() == number, abs(number) < 1e15 {
