@@ -390,7 +390,8 @@ struct OpenCodeEventMapper {
         let role = message?.role ?? (messageID == openTurn ? .user : .assistant)
         let turn = message?.turn ?? openTurn
         // Taken out of the map while it changes, so appending to its text does not copy it.
-        var state = takePart(id) ?? PartState(id: id, session: session, message: messageID, kind: kind)
+        var place: RecentMap<PartState>.Place?
+        var state = takePart(id, place: &place) ?? PartState(id: id, session: session, message: messageID, kind: kind)
         var events: [Event] = []
         events.reserveCapacity(3)
         let content = snapshot.content(role: role)
@@ -413,7 +414,7 @@ struct OpenCodeEventMapper {
             }
         }
         state.snapshot = content
-        store(state)
+        store(state, at: place)
         // A user's own text is whole when it appears; assistant parts are final when they say so.
         if snapshot.isFinal || role == .user {
             events += completePart(id, content: content)
@@ -432,9 +433,10 @@ struct OpenCodeEventMapper {
             events.append(.part(.partStarted, session: session, turn: messages[messageID]?.turn ?? openTurns[session]?.id,
                                 part: partID, kind: .text, content: ["text": "", "role": "assistant"]))
         }
-        guard var state = takePart(partID) else { return events }
+        var place: RecentMap<PartState>.Place?
+        guard var state = takePart(partID, place: &place) else { return events }
         if field == "text" { appendText(delta, to: &state) }
-        store(state)
+        store(state, at: place)
         events.append(.partDelta(session: session, turn: messages[state.message]?.turn ?? openTurns[session]?.id,
                                  part: partID, kind: state.kind, field: field, delta: delta))
         return events
@@ -442,20 +444,28 @@ struct OpenCodeEventMapper {
 
     // MARK: Open parts, within their bounds
 
-    /// Takes a part out to change it (its text counts again when it is stored).
-    private mutating func takePart(_ id: String) -> PartState? {
-        guard let state = parts.removeValue(forKey: id) else { return nil }
-        assembledBytes -= state.text.utf8.count
-        return state
+    /// Takes a part out to change it (its text counts again when it is stored); `place`: where it
+    /// was, for `store`. (Only the returned state may hold its text while it changes, or each
+    /// append would copy the whole text.)
+    private mutating func takePart(_ id: String, place: inout RecentMap<PartState>.Place?) -> PartState? {
+        guard let taken = parts.take(id) else { return nil }
+        assembledBytes -= taken.value.text.utf8.count
+        place = taken.place
+        return taken.value
     }
 
-    private mutating func store(_ state: PartState) {
+    /// Stores a part as the newest (`place`: where it was taken from, reused when it still is).
+    private mutating func store(_ state: PartState, at place: RecentMap<PartState>.Place? = nil) {
         assembledBytes += state.text.utf8.count
-        if let released = parts.set(state, forKey: state.id) { assembledBytes -= released.value.text.utf8.count }
+        let released = place.map { parts.putBack(state, forKey: state.id, at: $0) } ?? parts.set(state, forKey: state.id)
+        if let released { assembledBytes -= released.value.text.utf8.count }
     }
 
     /// A part leaves for good (completed or removed).
-    private mutating func releasePart(_ id: String) -> PartState? { takePart(id) }
+    private mutating func releasePart(_ id: String) -> PartState? {
+        var place: RecentMap<PartState>.Place?
+        return takePart(id, place: &place)
+    }
 
     private mutating func appendText(_ piece: String, to state: inout PartState) {
         let count = piece.utf8.count

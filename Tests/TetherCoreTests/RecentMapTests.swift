@@ -45,4 +45,82 @@ import Testing
         #expect(map.orderRows <= 2 * 1024 + 1)
         #expect(map["part-99999"] == 99_999 && map["part-\(100_000 - 1025)"] == nil)
     }
+
+    /// What a stream does with a long part on every frame: take it out, change it, put it back
+    /// (as the newest, like a removal and an insert). Doing it over and over leaves no rows behind.
+    @Test func takingAnEntryOutAndPuttingItBackStaysBounded() {
+        var map = RecentMap<Int>(capacity: 3)
+        map["a"] = 0
+        map["b"] = 0
+        let first = map.take("a")!
+        map.putBack(first.value, forKey: "a", at: first.place)  // b is now the oldest
+        for round in 1...100_000 {
+            let taken = map.take("a")!
+            map.putBack(taken.value + 1, forKey: "a", at: taken.place)
+            #expect(map.orderRows <= 2 * 16 + 1, "round \(round)")
+        }
+        map["c"] = 0
+        map["d"] = 0  // b is the oldest: it goes
+        #expect(map["b"] == nil && map["a"] == 100_000 && map["c"] == 0 && map["d"] == 0 && map.evicted == 1)
+    }
+
+    /// Any mix of inserts, updates and removals agrees with a plain list in insertion order
+    /// (the definition), and the bookkeeping stays within twice the live entries.
+    @Test(arguments: [1, 2, 3, 4])
+    func agreesWithAnInsertionOrderedList(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        let capacity = 8
+        var map = RecentMap<Int>(capacity: capacity)
+        var model: [(key: String, value: Int)] = []
+        var modelEvicted = 0
+        for step in 0..<20_000 {
+            let key = "k\(random.next() % 24)"
+            switch random.next() % 10 {
+            case 0..<6:
+                let released = map.set(step, forKey: key)
+                if let index = model.firstIndex(where: { $0.key == key }) {
+                    model[index].value = step
+                    #expect(released == nil)
+                } else {
+                    model.append((key, step))
+                    if model.count > capacity {
+                        let oldest = model.removeFirst()
+                        modelEvicted += 1
+                        #expect(released?.key == oldest.key && released?.value == oldest.value)
+                    } else {
+                        #expect(released == nil)
+                    }
+                }
+            case 6:
+                // Taken out and put back (maybe after other changes): the same as removed and set again.
+                guard let taken = map.take(key) else {
+                    #expect(!model.contains { $0.key == key })
+                    continue
+                }
+                let index = model.firstIndex(where: { $0.key == key })!
+                #expect(taken.value == model[index].value)
+                model.remove(at: index)
+                if random.next() % 2 == 0, let other = model.first?.key {
+                    map.removeValue(forKey: other)
+                    model.removeFirst()
+                }
+                let released = map.putBack(step, forKey: key, at: taken.place)
+                model.append((key, step))
+                #expect(released == nil)
+            case 7..<9:
+                let removed = map.removeValue(forKey: key)
+                let index = model.firstIndex(where: { $0.key == key })
+                #expect(removed == index.map { model[$0].value })
+                if let index { model.remove(at: index) }
+            default:
+                map.removeAll { _, value in value % 3 == 0 }
+                model.removeAll { $0.value % 3 == 0 }
+            }
+            #expect(map.count == model.count && map.evicted == modelEvicted)
+            #expect(map.orderRows <= 2 * 16 + 1)
+        }
+        #expect(Dictionary(uniqueKeysWithValues: map.map { ($0.key, $0.value) })
+            == Dictionary(uniqueKeysWithValues: model.map { ($0.key, $0.value) }))
+    }
 }
+

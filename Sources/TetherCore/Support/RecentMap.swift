@@ -4,12 +4,17 @@
 /// update keeps an entry's place; removing frees it. `evicted` counts what the bound let go of,
 /// so the stream can say so once instead of silently.
 public struct RecentMap<Value>: Sequence {
-    private var entries: [String: (value: Value, stamp: UInt64)] = [:]
-    /// Keys in insertion order with the stamp they were inserted under; entries removed or
-    /// re-inserted since leave stale rows, skipped when the head is reached.
-    private var order: [(key: String, stamp: UInt64)] = []
+    /// Each entry with the number of its row in `order`.
+    private var entries: [String: (value: Value, row: Int)] = [:]
+    /// Keys in insertion order; the row of an entry removed since is nil. Row `n` is at
+    /// `order[n - firstRow]`: rows keep their numbers when the rows before them are dropped, so
+    /// neither removing an entry nor dropping the passed rows looks anything up.
+    private var order: [String?] = []
+    private var firstRow = 0
+    /// The index in `order` of the oldest row eviction has not passed.
     private var head = 0
-    private var nextStamp: UInt64 = 0
+    /// Rows at or after `head` whose entry was removed.
+    private var deadRows = 0
     public let capacity: Int
     /// Entries let go of because the map was full.
     public private(set) var evicted = 0
@@ -25,7 +30,7 @@ public struct RecentMap<Value>: Sequence {
         get { entries[key]?.value }
         set {
             guard let newValue else {
-                entries[key] = nil
+                removeValue(forKey: key)
                 return
             }
             set(newValue, forKey: key)
@@ -36,12 +41,12 @@ public struct RecentMap<Value>: Sequence {
     @discardableResult
     public mutating func set(_ value: Value, forKey key: String) -> (key: String, value: Value)? {
         // One hash for a new key (what callers that take an entry out and put it back do most).
-        nextStamp &+= 1
-        if let previous = entries.updateValue((value, nextStamp), forKey: key) {
-            entries[key]?.stamp = previous.stamp  // an update keeps its place
+        let row = firstRow + order.count
+        if let previous = entries.updateValue((value, row), forKey: key) {
+            entries[key]?.row = previous.row  // an update keeps its place
             return nil
         }
-        order.append((key, nextStamp))
+        order.append(key)
         defer { compactIfSparse() }
         return evictIfFull()
     }
@@ -55,11 +60,46 @@ public struct RecentMap<Value>: Sequence {
 
     @discardableResult
     public mutating func removeValue(forKey key: String) -> Value? {
-        entries.removeValue(forKey: key)?.value
+        guard let removed = entries.removeValue(forKey: key) else { return nil }
+        markDead(row: removed.row)
+        return removed.value
+    }
+
+    /// Where a taken entry was (`take`), for `putBack`.
+    public struct Place: Sendable {
+        fileprivate let row: Int
+    }
+
+    /// Takes an entry out to change it without copying what it holds: `removeValue`, with the
+    /// entry's place for `putBack`.
+    public mutating func take(_ key: String) -> (value: Value, place: Place)? {
+        guard let removed = entries.removeValue(forKey: key) else { return nil }
+        markDead(row: removed.row)
+        return (removed.value, Place(row: removed.row))
+    }
+
+    /// Stores a taken entry again, as the newest — what `set` does after `removeValue` — but in
+    /// its own row when that is still the last one: a part changed on every frame of a stream
+    /// leaves no row behind per frame. Returns what the bound let go of, if anything.
+    @discardableResult
+    public mutating func putBack(_ value: Value, forKey key: String, at place: Place) -> (key: String, value: Value)? {
+        let index = place.row - firstRow
+        // Rows are never reused: the last row, dead and at this number, is the one taken.
+        guard index == order.count - 1, index >= head, order[index] == nil, entries.index(forKey: key) == nil else {
+            return set(value, forKey: key)
+        }
+        entries[key] = (value, place.row)
+        order[index] = key
+        deadRows -= 1
+        return evictIfFull()
     }
 
     public mutating func removeAll(where shouldRemove: (String, Value) -> Bool) {
-        entries = entries.filter { !shouldRemove($0.key, $0.value.value) }
+        var kept: [String: (value: Value, row: Int)] = [:]
+        for (key, entry) in entries {
+            if shouldRemove(key, entry.value) { markDead(row: entry.row) } else { kept[key] = entry }
+        }
+        entries = kept
     }
 
     public var keys: [String] { Array(entries.keys) }
@@ -70,32 +110,50 @@ public struct RecentMap<Value>: Sequence {
         return AnyIterator { inner.next().map { ($0.key, $0.value.value) } }
     }
 
+    private mutating func markDead(row: Int) {
+        order[row - firstRow] = nil
+        deadRows += 1
+    }
+
     private mutating func evictIfFull() -> (key: String, value: Value)? {
         while entries.count > capacity, head < order.count {
-            let (key, stamp) = order[head]
+            let key = order[head]
             head += 1
-            if let index = entries.index(forKey: key), entries.values[index].stamp == stamp {
-                let entry = entries.remove(at: index)
-                evicted += 1
-                return (key, entry.value.value)
+            guard let key else {
+                deadRows -= 1
+                continue
             }
+            guard let entry = entries.removeValue(forKey: key) else { continue }  // (a live row always has its entry)
+            evicted += 1
+            return (key, entry.value)
         }
         return nil
     }
 
-    /// Rows of insertion order kept, live and stale (for tests: bounded whatever the churn).
+    /// Rows kept, live and dead (for tests: bounded whatever the churn).
     var orderRows: Int { order.count }
 
-    /// Rows already passed by eviction, and stale rows (removed or replaced entries), are
-    /// dropped once they outnumber the live ones. Both count: a stream of ever-new keys passes
-    /// one row a key, and a row keeps its key's string alive.
+    /// Rows already passed by eviction, and dead rows, are dropped once they outnumber the live
+    /// ones. Both count: a stream of ever-new keys passes one row a key, a part taken out and
+    /// put back on every frame leaves one dead row a frame, and a row keeps its key's string alive.
     private mutating func compactIfSparse() {
         guard order.count > 2 * Swift.max(entries.count, 16) else { return }
-        if order.count - head == entries.count {
-            // Only passed rows (nothing removed or replaced since): drop them, no lookups.
+        // Dead rows at the front are passed rows too.
+        while head < order.count, order[head] == nil {
+            head += 1
+            deadRows -= 1
+        }
+        if deadRows == 0 {
+            // Only passed rows: drop them; the live rows keep their numbers.
             order.removeFirst(head)
+            firstRow += head
         } else {
-            order = order[head...].filter { entries[$0.key]?.stamp == $0.stamp }
+            // Renumber the live rows, in order, from the front.
+            let live = order[head...].compactMap { $0 }
+            firstRow += order.count  // past every row number in use, so none is reused
+            order = live
+            for (index, key) in live.enumerated() { entries[key]?.row = firstRow + index }
+            deadRows = 0
         }
         head = 0
     }
