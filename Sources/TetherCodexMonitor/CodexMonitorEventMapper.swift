@@ -67,6 +67,18 @@ struct CodexMonitorEventMapper {
 
     init() {}
 
+    /// The last two state keys made: a busy stream asks for its turn's and its item's, line after line.
+    private var recentKeys: [(session: String, id: String, key: String)] = []
+
+    /// `Self.key(session, id)`, without building it again when it was one of the last two asked for.
+    private mutating func stateKey(_ session: String, _ id: String) -> String {
+        if let index = recentKeys.firstIndex(where: { $0.id == id && $0.session == session }) { return recentKeys[index].key }
+        let key = Self.key(session, id)
+        if recentKeys.count == 2 { recentKeys.removeFirst() }
+        recentKeys.append((session, id, key))
+        return key
+    }
+
     private mutating func sessionID(workspace: String, thread: String) -> String {
         if let lastSession, lastSession.workspace == workspace, lastSession.thread == thread { return lastSession.id }
         let id = CodexMonitorSessionID.make(workspace: workspace, thread: thread)
@@ -206,7 +218,7 @@ struct CodexMonitorEventMapper {
     }
 
     private mutating func ensureTurn(session: String, turn: String) -> [Event] {
-        let key = Self.key(session, turn)
+        let key = stateKey(session, turn)
         guard openTurns[key] == nil, !finishedTurns.contains(key) else { return [] }
         openTurns[key] = TurnState(session: session, id: turn)
         knownSessions.insert(session)
@@ -254,7 +266,7 @@ struct CodexMonitorEventMapper {
     private mutating func startItem(session: String, turn: String?, item: JSONValue) -> [Event] {
         guard let id = item["id"]?.string, let kind = CodexThreadItem.kind(of: item) else { return [] }
         var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
-        let key = Self.key(session, id)
+        let key = stateKey(session, id)
         guard !completedParts.contains(key) else { return events }
         if openParts[key] != nil {
             openParts[key]?.item = item  // a fresher snapshot (a re-read): no second part.started
@@ -271,7 +283,7 @@ struct CodexMonitorEventMapper {
     private mutating func completeItem(session: String, turn: String?, item: JSONValue) -> [Event] {
         guard let id = item["id"]?.string, let kind = CodexThreadItem.kind(of: item) else { return [] }
         var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
-        let key = Self.key(session, id)
+        let key = stateKey(session, id)
         let open = openParts.removeValue(forKey: key)
         if completedParts.insert(key) {
             events.append(.part(.partCompleted, session: session, turn: turn ?? open?.turn, part: id, kind: kind,
@@ -297,7 +309,7 @@ struct CodexMonitorEventMapper {
     private mutating func delta(_ session: String?, _ turn: String?, item: String?, delta: String?, kind: PartKind,
                                 field: String) -> [Event] {
         guard let session, let id = item, let delta, !delta.isEmpty else { return [] }
-        let key = Self.key(session, id)
+        let key = stateKey(session, id)
         guard !completedParts.contains(key) else { return [] }  // late, or already read whole after a resync
         var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
         if openParts[key] == nil {
