@@ -55,12 +55,12 @@ let package = Package(
         .target(name: "TetherConfig", dependencies: ["TetherCore", "TOMLKit"], swiftSettings: strict),
         // Adapters: wire ⇄ domain, one per backend.
         .target(name: "TetherOpenCode", dependencies: [
-            "TetherCore", "TetherNet", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Codex app-server items, carried by both the Codex Worker and CodexMonitor.
         .target(name: "TetherCodexProtocol", dependencies: ["TetherCore"], swiftSettings: strict),
         .target(name: "TetherCodexWorker", dependencies: [
-            "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .target(name: "TetherCodexMonitor", dependencies: [
             "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherCore
 import TetherNet
+import TetherStreaming
 import TetherAdapterSupport
 
 /// Follows one job's event stream to its `job.finished`. The worker never closes the stream,
@@ -38,7 +39,6 @@ struct CodexWorkerJobFollower: Sendable {
     private func follow(snapshot: JSONValue, mapper: inout CodexWorkerEventMapper, live: Bool,
                         emit: ([Event]) async throws -> Void) async throws {
         var cursor = mapper.lastSeq[job] ?? since ?? -1
-        let strings = JSONStringTable()
         let terminal = ["DONE", "FAILED", "CANCELLED"].contains(snapshot["state"]?.string ?? "")
         if mapper.hasFinished(job: job) { return }
 
@@ -63,46 +63,48 @@ struct CodexWorkerJobFollower: Sendable {
                 liveness: backend.configuration.liveness,
                 policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
             do {
-                // What one network read brought is handled whole and handed on as one batch.
-                var elements = source.makeAsyncIterator()
-                while let batch = try await elements.nextBatch() {
-                    var gathered: [Event] = []
-                    var finished = false
-                    for element in batch where !finished {
-                        switch element {
-                        case .connecting(let attempt):
-                            if attempt > 1 { gathered.append(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL)) }
-                        case .open:
-                            gathered.append(.connection(.connected, endpoint: client.configuration.baseURL))
-                        case .disconnected(let reason, let retryIn, let attempt):
-                            gathered.append(.connection(.reconnecting, attempt: attempt,
-                                                        reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn.secondsText)"))
-                        case .comment:
-                            break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
-                        case .event(let sse):
-                            if !keepsRaw, let delta = CodexWorkerDelta.read(sse.dataBytes, strings: strings) {
+                // Reading and decoding run ahead in a task of their own (another core); what one
+                // network read brought is mapped here whole and handed on as one batch.
+                try await withPipelineStage(capacity: Self.decodedAhead, weigh: \.weight, produce: { [keepsRaw, logger = backend.logger] channel in
+                    var elements = source.makeAsyncIterator()
+                    let strings = JSONStringTable()
+                    while let batch = try await elements.nextBatch() {
+                        try await channel.send(contentsOf: Self.decode(batch, keepsRaw: keepsRaw, strings: strings, logger: logger))
+                    }
+                }, consume: { channel in
+                    while let batch = try await channel.next() {
+                        var gathered: [Event] = []
+                        var finished = false
+                        for element in batch where !finished {
+                            switch element {
+                            case .link(.connecting(let attempt)):
+                                if attempt > 1 { gathered.append(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL)) }
+                            case .link(.open):
+                                gathered.append(.connection(.connected, endpoint: client.configuration.baseURL))
+                            case .link(.disconnected(let reason, let retryIn, let attempt)):
+                                gathered.append(.connection(.reconnecting, attempt: attempt,
+                                                            reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn.secondsText)"))
+                            case .link:
+                                break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
+                            case .delta(let delta, _):
                                 if let seq = delta.seq {
                                     if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
                                     cursor = max(cursor, seq)
                                 }
                                 gathered += mapper.map(delta)
-                                continue
+                            case .envelope(let envelope, _):
+                                if let seq = envelope["seq"]?.int {
+                                    if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
+                                    cursor = max(cursor, seq)
+                                }
+                                gathered += withRaw(mapper.map(envelope), envelope)
+                                finished = envelope["type"]?.string == "job.finished"
                             }
-                            guard let envelope = try? JSONParser.parse(sse.dataBytes, strings: strings) else {
-                                backend.logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
-                                continue
-                            }
-                            if let seq = envelope["seq"]?.int {
-                                if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
-                                cursor = max(cursor, seq)
-                            }
-                            gathered += withRaw(mapper.map(envelope), envelope)
-                            finished = envelope["type"]?.string == "job.finished"
                         }
+                        try await emit(gathered)
+                        if finished { return }
                     }
-                    try await emit(gathered)
-                    if finished { return }
-                }
+                })
                 return
             } catch let error as NetError {
                 cursor = mapper.lastSeq[job] ?? cursor
@@ -122,6 +124,45 @@ struct CodexWorkerJobFollower: Sendable {
                 }
             }
         }
+    }
+
+    /// An element of the job's SSE stream, decoded away from the mapper's task.
+    enum Decoded: Sendable {
+        /// A change of the link, or a comment.
+        case link(EventSource.Element)
+        /// A delta envelope read straight from its bytes (without `--raw`).
+        case delta(CodexWorkerDelta, bytes: Int)
+        case envelope(JSONValue, bytes: Int)
+
+        /// What it holds, for the bound on what is decoded ahead: its wire bytes.
+        var weight: Int {
+            switch self {
+            case .link: return 1
+            case .delta(_, let bytes), .envelope(_, let bytes): return Swift.max(bytes, 1)
+            }
+        }
+    }
+
+    /// How far decoding may run ahead of the mapper, in wire bytes.
+    static let decodedAhead = 8 << 10
+
+    static func decode(_ batch: [EventSource.Element], keepsRaw: Bool, strings: JSONStringTable, logger: Logger) -> [Decoded] {
+        var decoded: [Decoded] = []
+        decoded.reserveCapacity(batch.count)
+        for element in batch {
+            guard case .event(let sse) = element else {
+                decoded.append(.link(element))
+                continue
+            }
+            if !keepsRaw, let delta = CodexWorkerDelta.read(sse.dataBytes, strings: strings) {
+                decoded.append(.delta(delta, bytes: sse.dataBytes.count))
+            } else if let envelope = try? JSONParser.parse(sse.dataBytes, strings: strings) {
+                decoded.append(.envelope(envelope, bytes: sse.dataBytes.count))
+            } else {
+                logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
+            }
+        }
+        return decoded
     }
 
     /// Events between `cursor` (the last seq we have) and `seq` (the one that arrived) were

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// The live side of the OpenCode backend, reduced to I/O: one SSE subscription
 /// (`/global/event`, or `/event` on servers without it), the REST reads, and the execution of
@@ -33,7 +34,6 @@ struct OpenCodeEventStream: Sendable {
     private func pump(_ output: EventChannel) async throws {
         var machine = await makeMachine()
         let outbox = EventOutbox(channel: output)
-        let strings = JSONStringTable()
 
         guard request.follow else {
             // A snapshot of what is current, then stop.
@@ -59,16 +59,26 @@ struct OpenCodeEventStream: Sendable {
                 liveness: backend.configuration.liveness,
                 policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
             do {
-                var elements = source.makeAsyncIterator()
-                while let batch = try await elements.nextBatch() {
-                    for element in batch {
-                        try await handle(element, &machine, outbox, strings)
-                        if case .event = element { resyncPolicy.madeProgress() }
-                        if machine.isDone { break }
+                // Reading and decoding run ahead in a task of their own (another core); the
+                // machine and its I/O stay here, in order.
+                try await withPipelineStage(capacity: Self.decodedAhead, weigh: \.weight, produce: { [request, logger] channel in
+                    var elements = source.makeAsyncIterator()
+                    let strings = JSONStringTable()
+                    while let batch = try await elements.nextBatch() {
+                        try await channel.send(contentsOf: Self.decode(batch, at: Event.now(), raw: request.raw, strings: strings,
+                                                                       logger: logger))
                     }
-                    try await outbox.flush()
-                    if machine.isDone { return }
-                }
+                }, consume: { channel in
+                    while let batch = try await channel.next() {
+                        for element in batch {
+                            try await handle(element, &machine, outbox)
+                            if element.isEvent { resyncPolicy.madeProgress() }
+                            if machine.isDone { break }
+                        }
+                        try await outbox.flush()
+                        if machine.isDone { return }
+                    }
+                })
                 return
             } catch let error as NetError where error.status == 404 && useGlobal && !machine.connectedOnce {
                 logger.info("no /global/event on this server; falling back to /event?directory=")
@@ -92,20 +102,54 @@ struct OpenCodeEventStream: Sendable {
         }
     }
 
-    private func handle(_ element: EventSource.Element, _ machine: inout OpenCodeStreamMachine, _ outbox: EventOutbox,
-                        _ strings: JSONStringTable) async throws {
-        let now = Event.now()
-        guard case .event(let sse) = element else {
-            return try await execute(machine.receive(element, at: now), &machine, outbox)
+    /// What one network read of the SSE subscription was, decoded away from the machine's task.
+    enum Decoded: Sendable {
+        /// A change of the link (connecting, open, disconnected), or a comment.
+        case link(EventSource.Element, receivedAt: Double)
+        case wire(OpenCodeWireEvent, receivedAt: Double, bytes: Int)
+        /// An event that could not be read (logged where it was decoded).
+        case unreadable
+
+        var isEvent: Bool {
+            switch self {
+            case .wire, .unreadable: return true
+            case .link: return false
+            }
         }
-        let wire: OpenCodeWireEvent
-        do {
-            wire = try OpenCodeWireEvent.decode(sse.dataBytes, strings: strings, keepingRaw: request.raw)
-        } catch {
-            logger.warning("skipping an OpenCode event that cannot be read", metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
-            return
+
+        /// What it holds, for the bound on what is decoded ahead: its wire bytes.
+        var weight: Int {
+            if case .wire(_, _, let bytes) = self { return Swift.max(bytes, 1) }
+            return 1
         }
-        try await execute(machine.receive(wire, at: now), &machine, outbox)
+    }
+
+    /// How far decoding may run ahead of the machine, in wire bytes.
+    static let decodedAhead = 8 << 10
+
+    static func decode(_ batch: [EventSource.Element], at time: Double, raw: Bool, strings: JSONStringTable,
+                       logger: Logger) -> [Decoded] {
+        batch.map { element in
+            guard case .event(let sse) = element else { return .link(element, receivedAt: time) }
+            do {
+                return .wire(try OpenCodeWireEvent.decode(sse.dataBytes, strings: strings, keepingRaw: raw),
+                             receivedAt: time, bytes: sse.dataBytes.count)
+            } catch {
+                logger.warning("skipping an OpenCode event that cannot be read", metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
+                return .unreadable
+            }
+        }
+    }
+
+    private func handle(_ element: Decoded, _ machine: inout OpenCodeStreamMachine, _ outbox: EventOutbox) async throws {
+        switch element {
+        case .link(let link, let time):
+            try await execute(machine.receive(link, at: time), &machine, outbox)
+        case .wire(let wire, let time, _):
+            try await execute(machine.receive(wire, at: time), &machine, outbox)
+        case .unreadable:
+            break
+        }
     }
 
     /// Runs the machine's actions, and those they lead to. Events wait in the outbox until the

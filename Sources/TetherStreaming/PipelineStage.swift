@@ -1,0 +1,34 @@
+/// Runs a stream's decoding ahead of its consumer, in a task of its own, so that the two use
+/// two cores: `produce` reads and decodes (bytes → wire messages), `consume` does what must stay
+/// in one task (a protocol machine, its I/O) with what was decoded. They meet in a bounded
+/// `BatchChannel`, so the producer never gets more than `capacity` elements (or, with `weigh`,
+/// that much weight) ahead, a batch at a time, in order.
+///
+/// Structured: `consume` ends the stage. When it returns or throws, the producer is cancelled
+/// and waited for before this returns. A failure of the producer reaches `consume` as the
+/// channel's failure, after everything handed over before it (its `next()` rethrows it).
+public func withPipelineStage<Element: Sendable, Consumed>(
+    capacity: Int,
+    weigh: (@Sendable (Element) -> Int)? = nil,
+    produce: @escaping @Sendable (BatchChannel<Element>) async throws -> Void,
+    consume: (BatchChannel<Element>) async throws -> Consumed
+) async throws -> Consumed {
+    let channel = BatchChannel<Element>(capacity: capacity, weigh: weigh)
+    return try await withThrowingTaskGroup(of: Void.self, returning: Consumed.self) { group in
+        group.addTask {
+            do {
+                try await produce(channel)
+                channel.finish()
+            } catch {
+                channel.finish(throwing: error)
+            }
+        }
+        // Whatever way `consume` ends, the producer stops (a send fails, a read is cancelled);
+        // the group waits for it before returning.
+        defer {
+            channel.cancel()
+            group.cancelAll()
+        }
+        return try await consume(channel)
+    }
+}
