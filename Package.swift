@@ -85,9 +85,11 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        // jemalloc's settings for the binary (one arena, freed pages returned quickly).
+        .target(name: "CMallocSettings"),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH", "TetherGateway",
+            "CMallocSettings", "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH", "TetherGateway",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict,
