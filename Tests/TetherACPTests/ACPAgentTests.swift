@@ -158,7 +158,11 @@ struct AgentHarness {
         let answer = try #require(await harness.response(2))
         #expect(answer["result"]?["stopReason"] == "cancelled")
         #expect(ContinuousClock.now - start < .seconds(2))
-        #expect(backend.state.withLock { $0.aborted } == ["t1"])
+        // The turn is aborted by its id. A cancel that overtakes the backend's `turn.started`
+        // (a loaded machine) first aborts the session's turn unnamed, then again once it is named.
+        let aborted = backend.state.withLock { $0.aborted }
+        #expect(aborted.last == "t1")
+        #expect(aborted == ["t1"] || aborted == [nil, "t1"])
         harness.input.finish()
         await harness.served.value
     }
