@@ -120,12 +120,12 @@ let package = Package(
             "TetherSim", .product(name: "FlyingSocks", package: "FlyingFox"), .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "TetherOpenCodeTests", dependencies: [
-            "TetherOpenCode", "TetherCore", "TetherSim", .product(name: "Logging", package: "swift-log"),
+            "TetherOpenCode", "TetherCore", "TetherSim", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
-        .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore"],
+        .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
-        .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCore", "TetherNet"],
+        .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCore", "TetherNet", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherNotificationTests", dependencies: [
             "TetherNotification", "TetherCore", "TetherNet",

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherTestSupport
 import TetherCore
 @testable import TetherCodexWorker
 
@@ -49,12 +50,7 @@ import TetherCore
             let expected = try #require(wholeEvents)
             let got = try #require(readEvents)
             #expect(expected.allSatisfy { $0.raw != nil })  // kept: --raw prints the envelope
-            let stripped = expected.map { event in
-                var event = event
-                event.raw = nil
-                return event
-            }
-            #expect(got.stamped(at: 0) == stripped.stamped(at: 0), "\(line)")
+            #expect(got.stamped(at: 0) == expected.withoutRaw.stamped(at: 0), "\(line)")
             all += got
         }
         let deltas = all.filter { $0.type == .partDelta }
