@@ -65,7 +65,7 @@ struct CodexWorkerJobFollower: Sendable {
             do {
                 // Reading and decoding run ahead in a task of their own (another core); what one
                 // network read brought is mapped here whole and handed on as one batch.
-                try await withPipelineStage(capacity: Self.decodedAhead, weigh: \.weight, produce: { [keepsRaw, logger = backend.logger] channel in
+                try await withPipelineStage(capacity: decodedWireBytesAhead, weigh: \.weight, produce: { [keepsRaw, logger = backend.logger] channel in
                     var elements = source.makeAsyncIterator()
                     let strings = JSONStringTable()
                     while let batch = try await elements.nextBatch() {
@@ -143,8 +143,6 @@ struct CodexWorkerJobFollower: Sendable {
         }
     }
 
-    /// How far decoding may run ahead of the mapper, in wire bytes.
-    static let decodedAhead = 8 << 10
 
     static func decode(_ batch: [EventSource.Element], keepsRaw: Bool, strings: JSONStringTable, logger: Logger) -> [Decoded] {
         var decoded: [Decoded] = []

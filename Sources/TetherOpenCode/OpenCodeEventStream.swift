@@ -61,7 +61,7 @@ struct OpenCodeEventStream: Sendable {
             do {
                 // Reading and decoding run ahead in a task of their own (another core); the
                 // machine and its I/O stay here, in order.
-                try await withPipelineStage(capacity: Self.decodedAhead, weigh: \.weight, produce: { [request, logger] channel in
+                try await withPipelineStage(capacity: decodedWireBytesAhead, weigh: \.weight, produce: { [request, logger] channel in
                     var elements = source.makeAsyncIterator()
                     let strings = JSONStringTable()
                     while let batch = try await elements.nextBatch() {
@@ -124,8 +124,6 @@ struct OpenCodeEventStream: Sendable {
         }
     }
 
-    /// How far decoding may run ahead of the machine, in wire bytes.
-    static let decodedAhead = 8 << 10
 
     static func decode(_ batch: [EventSource.Element], at time: Double, raw: Bool, strings: JSONStringTable,
                        logger: Logger) -> [Decoded] {

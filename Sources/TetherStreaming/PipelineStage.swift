@@ -32,3 +32,9 @@ public func withPipelineStage<Element: Sendable, Consumed>(
         return try await consume(channel)
     }
 }
+
+/// How far a stream's decoding may run ahead of its machine, in wire bytes (for a stage whose
+/// `weigh` gives each decoded element the bytes it came from). Small: the stage is there to use
+/// the second core, not to queue; 1 MiB ahead made the OpenCode new-parts flood peak at
+/// 71–73 MB where 8 KiB keeps it under 50 MB, at the same speed (bench/PROFILE.md).
+public let decodedWireBytesAhead = 8 << 10
