@@ -105,6 +105,8 @@ struct CodexMonitorEventStream: Sendable {
     private func live(_ link: inout Link?, _ machine: inout CodexMonitorStreamMachine, _ outbox: EventOutbox,
                       delivered: inout Bool) async throws {
         try await execute(machine.connected(at: Event.now()), &machine, &link, outbox)
+        // Parsing on the reader's side: this task is left the machine's work (bench/PROFILE.md).
+        link?.client.rpc.decodeAhead(keepingRaw: request.raw)
         let strings = JSONStringTable()
         while !machine.isDone {
             guard let client = link?.client else { return }

@@ -10,11 +10,12 @@ import TetherNet
 /// Notifications arrive interleaved with responses and are queued for one consumer as the line's
 /// bytes (told apart from responses by `CodexMonitorEnvelope`, without parsing), bounded in
 /// bytes: the bound on the queue is the bound on its memory. The consumer parses each line as
-/// it takes it. When the queue is full the reader stops reading (TCP then pushes back on the
-/// daemon) until the consumer catches up — unless a call is waiting for its response: that
-/// response must still be read, so then what overflows is dropped and reported as
-/// ``Incoming/lost(count:)`` (the consumer re-reads; the daemon itself drops events for slow
-/// clients the same way, silently). Unparsable lines and responses to unknown ids are logged
+/// it takes it — or, once a follower has asked for it (`decodeAhead`), the reader parses it in
+/// its own task, so that parsing and the consumer's work use two cores. When the queue is full
+/// the reader stops reading (TCP then pushes back on the daemon) until the consumer catches up
+/// — unless a call is waiting for its response: that response must still be read, so then what
+/// overflows is dropped and reported as ``Incoming/lost(count:)`` (the consumer re-reads; the
+/// daemon itself drops events for slow clients the same way, silently). Unparsable lines and responses to unknown ids are logged
 /// and skipped.
 final class CodexMonitorRPC: Sendable {
     /// Why a call failed.
@@ -46,15 +47,20 @@ final class CodexMonitorRPC: Sendable {
         case ended
     }
 
-    /// What waits in the queue: a notification line as it arrived, or a count of dropped ones.
+    /// What waits in the queue: a notification line as it arrived, one the reader decoded
+    /// (with the length of its line), or a count of dropped ones.
     private enum Entry {
         case line([UInt8])
+        case decoded(Incoming, bytes: Int)
         case lost(Int)
 
-        /// What it holds against the budget.
+        /// What it holds against the budget: the wire bytes it came from.
         var bytes: Int {
-            if case .line(let line) = self { return line.count }
-            return 0
+            switch self {
+            case .line(let line): line.count
+            case .decoded(_, let bytes): bytes
+            case .lost: 0
+            }
         }
     }
 
@@ -79,6 +85,9 @@ final class CodexMonitorRPC: Sendable {
         var pausedReader: CheckedContinuation<Void, Never>?
         /// `close()` was called: the reader must not pause any more.
         var closing = false
+        /// Set by `decodeAhead`: the reader decodes notifications, keeping their `raw` when
+        /// true (nil: the consumer decodes them).
+        var decodesAheadKeepingRaw: Bool?
 
         /// The oldest entry, released from the queue at once: a flood keeps the queue from
         /// ever running empty, so taken slots must not hold their lines until it does.
@@ -110,6 +119,13 @@ final class CodexMonitorRPC: Sendable {
     private let notificationBudget: Int
     private let callBudget: Int
     private let state = Mutex(State())
+
+    /// How many wire bytes of notifications the reader decodes ahead of the consumer. The reader
+    /// hands over a line at a time and, once paused, reads on when half of this is left: 8 KiB
+    /// (what a pipeline stage, which hands over a network read at a time, keeps ahead) paused it
+    /// every dozen lines and cost more CPU than it saved; 64 KiB is a few network reads, and
+    /// a few hundred KB of parsed lines (bench/PROFILE.md).
+    static let decodeAheadBudget = 64 << 10
 
     /// - Parameters:
     ///   - notificationBudget: bytes of notification lines queued for the consumer before the
@@ -195,19 +211,47 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
+    /// From now on the reader decodes the notifications it queues, in its own task, as `poll`
+    /// would with `keepingRaw` (a line that is not JSON is logged and skipped there). Its queue
+    /// then holds at most `decodeAheadBudget` bytes' worth while no call waits (the reader
+    /// pauses there: TCP pushes back on the daemon); decoded notifications take more memory
+    /// than their lines, so past that — while a call's response must still be read — lines wait
+    /// as bytes, for the consumer to decode. For a follower, whose work on each notification
+    /// would otherwise include parsing it.
+    func decodeAhead(keepingRaw: Bool) {
+        state.withLock { $0.decodesAheadKeepingRaw = keepingRaw }
+    }
+
+    /// What waits in the queue: lines as bytes, notifications decoded ahead, and the wire bytes
+    /// they hold against the budget (for tests).
+    var queued: (lines: Int, decoded: Int, bytes: Int) {
+        state.withLock { state in
+            var lines = 0, decoded = 0
+            for entry in state.queue[state.head...] {
+                switch entry {
+                case .line: lines += 1
+                case .decoded: decoded += 1
+                case .lost: break
+                }
+            }
+            return (lines, decoded, state.queuedBytes)
+        }
+    }
+
     /// The next notification, or `.timedOut` when none comes within `timeout` (nil: no limit).
     /// Nothing is lost to the timeout: a notification is handed over or left queued, never both.
-    /// The line is parsed here, in the consumer's task; one that is not JSON is logged and skipped.
-    /// `strings`: the consumer's table of recent ids (the workspace, thread and turn ids every
-    /// line repeats), shared across its lines. `keepingRaw` false: item deltas come as `.delta`,
-    /// read straight from their bytes (`CodexMonitorDelta.read`).
+    /// A line the reader did not decode ahead is parsed here, in the consumer's task; one that is
+    /// not JSON is logged and skipped. `strings`: the consumer's table of recent ids (the
+    /// workspace, thread and turn ids every line repeats), shared across its lines. `keepingRaw`
+    /// false: item deltas come as `.delta`, read straight from their bytes
+    /// (`CodexMonitorDelta.read`). What the reader decoded ahead was decoded its way.
     func poll(timeout: Duration?, strings: JSONStringTable? = nil, keepingRaw: Bool = true) async throws -> Poll {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
             switch try await take(timeout: deadline.map { $0 - .now }) {
             case .entry(.line(let line)):
-                if !keepingRaw, let delta = CodexMonitorDelta.read(line, strings: strings) { return .incoming(.delta(delta)) }
-                if let incoming = decode(line, strings: strings) { return .incoming(incoming) }
+                if let incoming = decode(line, strings: strings, keepingRaw: keepingRaw) { return .incoming(incoming) }
+            case .entry(.decoded(let incoming, _)): return .incoming(incoming)
             case .entry(.lost(let count)): return .incoming(.lost(count: count))
             case .timedOut: return .timedOut
             case .ended: return .ended
@@ -227,7 +271,8 @@ final class CodexMonitorRPC: Sendable {
     }
 
     /// A queued line as the consumer receives it; nil (logged) when it is not a notification after all.
-    private func decode(_ line: [UInt8], strings: JSONStringTable?) -> Incoming? {
+    private func decode(_ line: [UInt8], strings: JSONStringTable?, keepingRaw: Bool) -> Incoming? {
+        if !keepingRaw, let delta = CodexMonitorDelta.read(line, strings: strings) { return .delta(delta) }
         guard let value = parsed(line, strings: strings) else { return nil }
         guard case .notification(let method, let params) = Message.classify(value) else {
             logger.warning("skipping a CodexMonitor line that is not a notification",
@@ -252,7 +297,7 @@ final class CodexMonitorRPC: Sendable {
                 let outcome: Outcome = state.withLock { state in
                     if let entry = state.takeFirst() {
                         // Caught up to half the budget: a paused reader reads on.
-                        let reader = state.queuedBytes <= notificationBudget / 2 ? state.takePausedReader() : nil
+                        let reader = state.queuedBytes <= budget(state) / 2 ? state.takePausedReader() : nil
                         return .ready(.entry(entry), reader)
                     }
                     if let end = state.end {
@@ -298,10 +343,12 @@ final class CodexMonitorRPC: Sendable {
 
     private func readLoop() async {
         var end = Failure.closed(nil)
+        // The reader's own table, for what it decodes ahead (a table is one task's).
+        let strings = JSONStringTable()
         do {
             while let lines = try await connection.receiveBatch() {
                 for line in lines {
-                    if let held = handle(line) { await deliverWhenThereIsRoom(held) }
+                    if let held = handle(line, strings: strings) { await deliverWhenThereIsRoom(held) }
                 }
             }
         } catch let error as NetError {
@@ -312,10 +359,10 @@ final class CodexMonitorRPC: Sendable {
         finish(end)
     }
 
-    /// Routes one line; returns a notification line that must wait for room in the queue.
-    /// Notifications are queued unparsed; everything else is parsed here.
-    private func handle(_ line: [UInt8]) -> [UInt8]? {
-        if CodexMonitorEnvelope.of(line) == .notification { return enqueue(line) }
+    /// Routes one line; returns a notification that must wait for room in the queue.
+    /// Notifications are queued unparsed (or decoded: `decodeAhead`); everything else is parsed here.
+    private func handle(_ line: [UInt8], strings: JSONStringTable) -> Entry? {
+        if CodexMonitorEnvelope.of(line) == .notification { return queue(line, strings: strings) }
         guard let value = parsed(line, strings: nil) else { return nil }
         switch Message.classify(value) {
         case .response(let id, let result):
@@ -328,8 +375,8 @@ final class CodexMonitorRPC: Sendable {
             slot.fulfil(result.mapError { .remote($0) })
         case .notification:
             // One the envelope could not vouch for (an escaped key, a repeated one): still a
-            // notification, queued as bytes like the others.
-            return enqueue(line)
+            // notification, queued like the others.
+            return queue(line, strings: strings)
         case .request(let id, let method):
             logger.warning("skipping a request from the CodexMonitor daemon, which Tether does not answer",
                            metadata: ["id": "\(id.serialized)", "method": "\(method)"])
@@ -340,14 +387,32 @@ final class CodexMonitorRPC: Sendable {
         return nil
     }
 
+    /// A notification line as it is queued: decoded when the reader decodes ahead (nil: it is
+    /// not JSON, logged and skipped), else its bytes. While a call waits the queue may grow
+    /// past the reader's budget: beyond it, lines wait as bytes.
+    private func queue(_ line: [UInt8], strings: JSONStringTable) -> Entry? {
+        let keepingRaw: Bool? = state.withLock { state in
+            state.pending.isEmpty || state.queuedBytes < Self.decodeAheadBudget ? state.decodesAheadKeepingRaw : nil
+        }
+        guard let keepingRaw else { return enqueue(.line(line)) }
+        guard let incoming = decode(line, strings: strings, keepingRaw: keepingRaw) else { return nil }
+        return enqueue(.decoded(incoming, bytes: line.count))
+    }
+
+    /// The queued bytes at which the reader pauses while no call waits: `notificationBudget`,
+    /// or while it decodes ahead, the bound on that.
+    private func budget(_ state: State) -> Int {
+        state.decodesAheadKeepingRaw == nil ? notificationBudget : min(notificationBudget, Self.decodeAheadBudget)
+    }
+
     /// Pauses the reader until the queue has room (or a call needs its response read, or the
     /// connection ended), then offers `held` again; repeats while it is still refused.
-    private func deliverWhenThereIsRoom(_ held: [UInt8]) async {
-        var held: [UInt8]? = held
+    private func deliverWhenThereIsRoom(_ held: Entry) async {
+        var held: Entry? = held
         while let waiting = held {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow: Bool = state.withLock { state in
-                    let roomy = state.queuedBytes <= notificationBudget / 2
+                    let roomy = state.queuedBytes <= budget(state) / 2
                     if roomy || !state.pending.isEmpty || state.end != nil || state.closing { return true }
                     state.pausedReader = continuation
                     return false
@@ -358,9 +423,9 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
-    /// Hands a notification line to the consumer or queues it; returns it when the queue is full
+    /// Hands a notification to the consumer or queues it; returns it when the queue is full
     /// and the reader may wait (no call needs a response read), dropping it otherwise.
-    private func enqueue(_ line: [UInt8]) -> [UInt8]? {
+    private func enqueue(_ entry: Entry) -> Entry? {
         enum Step { case delivered(CheckedContinuation<Taken, any Error>), queued, dropped, full }
         let step: Step = state.withLock { state in
             if let waiter = state.waiter, state.head == state.queue.count {
@@ -368,8 +433,8 @@ final class CodexMonitorRPC: Sendable {
                 return .delivered(waiter.continuation)
             }
             // One line is always taken, however large: the budget bounds the backlog.
-            let limit = state.pending.isEmpty ? notificationBudget : callBudget
-            guard state.queuedBytes == 0 || state.queuedBytes + line.count <= limit else {
+            let limit = state.pending.isEmpty ? budget(state) : callBudget
+            guard state.queuedBytes == 0 || state.queuedBytes + entry.bytes <= limit else {
                 if state.pending.isEmpty, state.end == nil, !state.closing { return .full }
                 // Dropped: count it on a trailing `lost` marker (which may exceed the budget by one entry).
                 if state.queue.count > state.head, case .lost(let count) = state.queue[state.queue.count - 1] {
@@ -379,15 +444,15 @@ final class CodexMonitorRPC: Sendable {
                 }
                 return .dropped
             }
-            state.queue.append(.line(line))
-            state.queuedBytes += line.count
+            state.queue.append(entry)
+            state.queuedBytes += entry.bytes
             return .queued
         }
         switch step {
-        case .delivered(let waiter): waiter.resume(returning: .entry(.line(line)))
+        case .delivered(let waiter): waiter.resume(returning: .entry(entry))
         case .queued: break
         case .dropped: logger.debug("CodexMonitor notification dropped: the consumer is behind while a call waits for its response")
-        case .full: return line
+        case .full: return entry
         }
         return nil
     }

@@ -212,6 +212,79 @@ import TetherNet
         #expect(try await rpc.poll(timeout: .milliseconds(50)) == .timedOut)
     }
 
+    /// A follower's reader decodes notifications as the consumer would have: the same values in
+    /// the same order, deltas read from their bytes when no `raw` is kept, a line that is not
+    /// JSON skipped — and a response between them still answered.
+    @Test(arguments: [true, false]) func decodingAheadHandsOverWhatTheConsumerWouldHaveDecoded(keepingRaw: Bool) async throws {
+        let lines = [
+            #"{"method":"app-server-event","params":{"workspace_id":"ws-1","message":{"method":"item/agentMessage/delta","params":{"threadId":"th","turnId":"tu","itemId":"i1","delta":"Hel"}}}}"#,
+            #"{"method":"terminal-output","params":{"data":tru}}"#,
+            #"{"method":"app-server-event","params":{"workspace_id":"ws-1","message":{"method":"turn/started","params":{"threadId":"th","turn":{"id":"tu"}}}}}"#,
+            #"{"method":"terminal-output","params":{"data":"1"}}"#,
+        ]
+        func received(decodingAhead: Bool) async throws -> [CodexMonitorRPC.Incoming] {
+            let (rpc, connection) = makeRPC()
+            if decodingAhead { rpc.decodeAhead(keepingRaw: keepingRaw) }
+            for line in lines.prefix(2) { connection.deliver(line) }
+            async let answer = rpc.call("ping", timeout: .seconds(5))
+            let request = try #require(try await connection.nextRequest())
+            connection.deliver("{\"id\":\(request["id"]!.serialized),\"result\":{\"ok\":true}}")
+            for line in lines.dropFirst(2) { connection.deliver(line) }
+            #expect(try await answer == ["ok": true])
+            var incoming: [CodexMonitorRPC.Incoming] = []
+            while case .incoming(let next) = try await rpc.poll(timeout: .milliseconds(100), keepingRaw: keepingRaw) {
+                incoming.append(next)
+            }
+            return incoming
+        }
+        let ahead = try await received(decodingAhead: true)
+        #expect(ahead == (try await received(decodingAhead: false)))
+        #expect(ahead.count == 3)
+        guard case .delta(let delta) = ahead.first else {
+            #expect(keepingRaw, "without raw, a delta comes read from its bytes")
+            return
+        }
+        #expect(!keepingRaw)
+        #expect(delta.delta == "Hel")
+    }
+
+    /// Decoded notifications take more memory than their lines: the reader decodes ahead only up
+    /// to its budget and pauses there; while a call waits (and it must read on for the response)
+    /// what queues past the budget waits as bytes. Everything still arrives, in order.
+    @Test func decodingAheadIsBoundedAndLosesNothing() async throws {
+        func line(_ index: Int) -> String {
+            #"{"method":"terminal-output","params":{"workspaceId":"ws-1","terminalId":"t1","data":"\#(index)"}}"#
+        }
+        let count = 4000
+        let (rpc, connection) = makeRPC(budget: 2 << 20, callBudget: 8 << 20)
+        rpc.decodeAhead(keepingRaw: true)
+        for index in 0..<count { connection.deliver(line(index)) }
+        try await Task.sleep(for: .milliseconds(100))  // the reader runs ahead until it pauses
+        let paused = rpc.queued
+        #expect(paused.lines == 0)
+        #expect(paused.decoded > 0)
+        #expect(paused.bytes <= CodexMonitorRPC.decodeAheadBudget + line(count).utf8.count)
+
+        // A call: the reader reads on for its response, queueing the rest as bytes.
+        async let answer = rpc.call("ping", timeout: .seconds(5))
+        let request = try #require(try await connection.nextRequest())
+        connection.deliver("{\"id\":\(request["id"]!.serialized),\"result\":{\"ok\":true}}")
+        #expect(try await answer == ["ok": true])
+        let behind = rpc.queued
+        #expect(behind.decoded + behind.lines == count)
+        #expect(behind.lines > 0)
+        #expect(behind.decoded * line(0).utf8.count <= CodexMonitorRPC.decodeAheadBudget + 2 * line(count).utf8.count)
+
+        for index in 0..<count {
+            guard case .notification(_, let params, _)? = try await rpc.nextNotification() else {
+                Issue.record("notification \(index) missing")
+                return
+            }
+            #expect(params["data"]?.string == "\(index)")
+        }
+        #expect(try await rpc.poll(timeout: .milliseconds(50)) == .timedOut)
+    }
+
     @Test func messagesAreClassifiedByTheDaemonsEnvelope() {
         typealias M = CodexMonitorRPC.Message
         #expect(M.classify(json(#"{"id":3,"result":{"ok":true}}"#)) == .response(id: 3, .success(["ok": true])))
