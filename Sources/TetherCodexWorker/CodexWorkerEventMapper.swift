@@ -26,12 +26,17 @@ struct CodexWorkerEventMapper {
     private var startedJobs = RecentSet(capacity: 1024)
     private var finishedJobs = RecentSet(capacity: 1024)
     private var outcomes = RecentMap<(TurnOutcome, String?)>(capacity: 1024)
-    /// Items announced by item.started, by id: a file-change approval takes its changes from here.
-    private var items = RecentMap<JSONValue>(capacity: 1024)
+    /// File-change items announced by item.started, by id: a file-change approval takes its
+    /// changes from here. Only those: keeping every item cost a map write per started part.
+    private var fileChanges = RecentMap<JSONValue>(capacity: 1024)
     private var completedParts = RecentSet(capacity: 8192)
     private(set) var pendingApprovals: [String: Approval] = [:]
     /// The last seq seen per job (for resuming with `cursor=`).
     private(set) var lastSeq: [String: Int64] = [:]
+    /// The job of the last envelope admitted — started, so `startedJobs` holds it — and the
+    /// thread recorded for it then: a stream is one job's envelopes, and looking the same job up
+    /// in three tables per envelope was a third of admitting it.
+    private var lastAdmitted: (job: String, thread: String?)?
 
     init() {}
 
@@ -61,15 +66,17 @@ struct CodexWorkerEventMapper {
     private mutating func admit(type: String, job: String, seq: Int64?, thread: String?) -> (events: [Event], cursor: String?)? {
         if let seq {
             guard seen.insert(EnvelopeKey(job: job, seq: seq, type: type)) else { return nil }
-            lastSeq[job] = max(lastSeq[job] ?? -1, seq)
+            Self.raise(&lastSeq[job, default: seq], to: seq)
         }
         let cursor = seq.map { Self.cursor(job: job, seq: $0) }
         var events: [Event] = []
-        if let thread { threads[job] = thread }
-        if !startedJobs.contains(job), !finishedJobs.contains(job) {
+        let known = lastAdmitted?.job == job
+        if let thread, !known || lastAdmitted?.thread != thread { threads[job] = thread }
+        if !known, !startedJobs.contains(job), !finishedJobs.contains(job) {
             startedJobs.insert(job)
             events.append(.turnStarted(session: thread ?? threadOf(job), turn: job, cursor: cursor, data: ["job": .string(job)]))
         }
+        lastAdmitted = (job, thread ?? (known ? lastAdmitted?.thread : nil))
         return (events, cursor)
     }
 
@@ -110,12 +117,12 @@ struct CodexWorkerEventMapper {
             guard let item = payload["item"], let id = item["id"]?.string, let kind = CodexThreadItem.kind(of: item) else { break }
             let turnThread = thread ?? threadOf(job)
             if type == "item.started" {
-                items[id] = item
+                if kind == .fileChange { fileChanges[id] = item }
                 var content = CodexThreadItem.content(of: item)
                 if kind == .text || kind == .reasoning { content["text"] = "" }
                 events.append(.part(.partStarted, session: turnThread, turn: job, part: id, kind: kind, content: content, cursor: cursor))
             } else {
-                items[id] = nil
+                if kind == .fileChange { fileChanges[id] = nil }
                 guard completedParts.insert(id) else { break }
                 events.append(.part(.partCompleted, session: turnThread, turn: job, part: id, kind: kind,
                                     content: CodexThreadItem.content(of: item), cursor: cursor))
@@ -170,7 +177,12 @@ struct CodexWorkerEventMapper {
     private func threadOf(_ job: String) -> String? { threads[job] }
 
     /// Remember which thread a job belongs to (from its snapshot), for events that omit it.
-    mutating func noteThread(_ thread: String, job: String) { threads[job] = thread }
+    mutating func noteThread(_ thread: String, job: String) {
+        threads[job] = thread
+        lastAdmitted = nil
+    }
+
+    private static func raise(_ value: inout Int64, to seq: Int64) { value = max(value, seq) }
 
     static func sessionStatus(_ state: String?) -> SessionStatus? {
         switch state {
@@ -195,7 +207,7 @@ struct CodexWorkerEventMapper {
         let isCommand = payload["kind"]?.string != "file_change"
         let command = payload["command"]?.string
         var changes: [JSONValue] = []
-        if !isCommand, let itemID = payload["itemId"]?.string, let item = items[itemID] {
+        if !isCommand, let itemID = payload["itemId"]?.string, let item = fileChanges[itemID] {
             changes = (item["changes"]?.array ?? []).map(CodexThreadItem.change)
         }
         var extra: JSONObject = [:]
