@@ -12,6 +12,29 @@ import TetherCore
         return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map { try JSONParser.parse(String($0)) }
     }
 
+    /// Envelopes that omit the thread take the one last named for their job — by an envelope or
+    /// by the job's snapshot (`noteThread`) — whichever came last, however many envelopes of
+    /// the same job came between.
+    @Test func anEnvelopeWithoutAThreadTakesTheLastOneNamedForItsJob() throws {
+        var mapper = CodexWorkerEventMapper()
+        func delta(_ seq: Int, thread: String?) throws -> Event? {
+            let threadField = thread.map { #","threadId":"\#($0)""# } ?? ""
+            let envelope = try JSONParser.parse(#"{"type":"item.agentMessage.delta","jobId":"\#(job)","seq":\#(seq),"payload":{"itemId":"a1","delta":"x"\#(threadField)}}"#)
+            return mapper.map(envelope).last
+        }
+        #expect(try delta(1, thread: "th-a")?.session == "th-a")
+        #expect(try delta(2, thread: nil)?.session == "th-a")
+        #expect(try delta(3, thread: "th-b")?.session == "th-b")
+        #expect(try delta(4, thread: nil)?.session == "th-b")
+        mapper.noteThread("th-c", job: job)
+        #expect(try delta(5, thread: nil)?.session == "th-c")
+        #expect(try delta(6, thread: "th-c")?.session == "th-c")
+        mapper.noteThread("th-d", job: job)
+        #expect(try delta(7, thread: "th-c")?.session == "th-c")  // the envelope names it again
+        #expect(try delta(8, thread: nil)?.session == "th-c")
+        #expect(try delta(8, thread: nil) == nil)  // seen: dropped
+    }
+
     @Test func mapsAnAcceptedCommandApproval() throws {
         var mapper = CodexWorkerEventMapper()
         let events = try envelopes("command-approval-accepted").flatMap { mapper.map($0) }
