@@ -119,8 +119,9 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     /// the consumer is gone or the channel was finished.
     public func send(contentsOf batch: [Element]) async throws {
         guard !batch.isEmpty else { return }
+        let weight = weight(of: batch)
         while true {
-            switch offer(batch) {
+            switch offer(batch, weight: weight) {
             case .taken: return
             case .handed(let consumer):
                 consumer.resume(returning: batch)
@@ -140,8 +141,9 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     @discardableResult
     public func sendBlocking(contentsOf batch: [Element]) -> Bool {
         guard !batch.isEmpty else { return true }
+        let weight = weight(of: batch)
         while true {
-            switch offer(batch) {
+            switch offer(batch, weight: weight) {
             case .taken: return true
             case .handed(let consumer):
                 consumer.resume(returning: batch)
@@ -169,8 +171,9 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     /// dropped uncalled.
     public func trySend(contentsOf batch: [Element], onRoom: @escaping @Sendable () -> Void) -> TrySendOutcome {
         guard !batch.isEmpty else { return .accepted }
+        let weight = weight(of: batch)
         let offered: Offer = state.withLock { state in
-            let offered = offer(batch, &state)
+            let offered = offer(batch, weight: weight, &state)
             if case .full = offered { state.roomCallbacks.append(onRoom) }
             return offered
         }
@@ -238,10 +241,11 @@ public final class BatchChannel<Element: Sendable>: Sendable {
                 let outcome: Take = state.withLock { state in
                     if state.cancelled { return .end(.failure(CancellationError())) }
                     if !state.buffer.isEmpty {
+                        // Handed over whole; the next offer to an empty buffer becomes it, so
+                        // nothing is reserved here.
                         let batch = state.buffer
                         state.buffer = []
                         state.weight = 0
-                        state.buffer.reserveCapacity(min(batch.count, weigh == nil ? capacity : 1024))
                         return .batch(batch, state.takeParked())
                     }
                     if state.ended { return .end(state.failure.map { .failure($0) } ?? .success(nil)) }
@@ -275,11 +279,11 @@ public final class BatchChannel<Element: Sendable>: Sendable {
 
     // MARK: Steps (each under the lock once)
 
-    private func offer(_ batch: [Element]) -> Offer {
-        state.withLock { offer(batch, &$0) }
+    private func offer(_ batch: [Element], weight: Int) -> Offer {
+        state.withLock { offer(batch, weight: weight, &$0) }
     }
 
-    private func offer(_ batch: [Element], _ state: inout State) -> Offer {
+    private func offer(_ batch: [Element], weight: Int, _ state: inout State) -> Offer {
         if state.cancelled || state.ended { return .closed }
         if let consumer = state.consumer {
             state.consumer = nil
@@ -287,15 +291,19 @@ public final class BatchChannel<Element: Sendable>: Sendable {
         }
         guard state.weight < capacity else { return .full }
         if state.buffer.isEmpty { state.buffer = batch } else { state.buffer.append(contentsOf: batch) }
-        state.weight += weight(of: batch)
+        state.weight += weight
         return .taken
     }
 
+    /// Weighed once per send, before taking the lock. The elements are read in place (iterating
+    /// the array would copy each one out — retaining what it holds — and destroy the copy).
     private func weight(of batch: [Element]) -> Int {
         guard let weigh else { return batch.count }
-        var total = 0
-        for element in batch { total += weigh(element) }
-        return total
+        return batch.withUnsafeBufferPointer { elements in
+            var total = 0
+            for index in elements.indices { total += weigh(elements[index]) }
+            return total
+        }
     }
 
     private func waitForRoom() async throws {
