@@ -21,6 +21,19 @@ enum SSEResponse {
         )
     }
 
+    /// A pre-rendered stream (a flood), in slices of `writeSize` as fast as the client reads;
+    /// then, when `close`, the end of the body.
+    static func write(_ bytes: Data, into body: StreamingBody, close: Bool) async {
+        var offset = bytes.startIndex
+        while offset < bytes.endIndex {
+            if Task.isCancelled { return }
+            let end = min(bytes.endIndex, offset + writeSize)
+            guard await body.write(bytes[offset..<end]) else { return }
+            offset = end
+        }
+        if close { body.finish() }
+    }
+
     /// One SSE event carrying `json` as a single `data:` line: exactly `data: {…}\n\n`.
     static func dataFrame(_ json: OrderedJSON) -> Data {
         var frame = Data("data: ".utf8)

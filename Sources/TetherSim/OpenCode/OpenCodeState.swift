@@ -102,7 +102,7 @@ actor OpenCodeState {
         if endpoint == .global, let bytes = floodBytes, !options.faults.heartbeatsOnly {
             let close = options.floodClose
             flood = Task {
-                await Self.writeFlood(bytes, into: body, close: close)
+                await SSEResponse.write(bytes, into: body, close: close)
             }
         } else if endpoint == .global, let count = options.flood, !options.faults.heartbeatsOnly, let target = floodTarget {
             flood = Task { [weak self] in
@@ -209,18 +209,6 @@ actor OpenCodeState {
         batch.append(frame("session.idle", ["sessionID": .string(target.sessionID)]))
         guard await body.write(batch) else { return }
         if options.floodClose { body.finish() }
-    }
-
-    /// A pre-rendered flood, in slices of `SSEResponse.writeSize` as fast as the client reads.
-    private static func writeFlood(_ bytes: Data, into body: StreamingBody, close: Bool) async {
-        var offset = bytes.startIndex
-        while offset < bytes.endIndex {
-            if Task.isCancelled { return }
-            let end = min(bytes.endIndex, offset + SSEResponse.writeSize)
-            guard await body.write(bytes[offset..<end]) else { return }
-            offset = end
-        }
-        if close { body.finish() }
     }
 
     /// An unpaced `Options.flood`, whole: with a shape, every delta as a legacy

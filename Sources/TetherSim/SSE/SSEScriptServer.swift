@@ -6,7 +6,9 @@ import Logging
 /// Routes (all SSE answers are `200`, `Content-Type: text/event-stream`, `Cache-Control: no-cache`):
 /// - `GET /script/NAME` — the chunks registered with `setScript(_:_:)`, then a clean close (404 if unknown).
 /// - `GET /flood?n=N&size=S` — N frames `id: i\ndata: {"i":i,"pad":"xx…"}\n\n` (i = 1…N, about S bytes
-///   each, default 250), written in large batches as fast as the client reads; then a clean close.
+///   each, default 250), rendered before the first byte is written (the last flood is kept for a
+///   request for the same one) and written in large batches as fast as the client reads; then a
+///   clean close.
 /// - `GET /paced?rate=R&n=N&size=S` (or `seconds=T` for N = R·T) — frames
 ///   `id: i\ndata: {"i":i,"sent_ns":NS}\n\n` at R per second (default 100), each stamped with the
 ///   wall-clock nanoseconds it was written (`PacedSchedule`), padded to about S bytes when S > 0;
@@ -27,6 +29,7 @@ public final class SSEScriptServer: Sendable {
     let http: EmbeddedHTTPServer
     let log = RequestLog()
     let scripts = Locked<[String: [SSEScriptChunk]]>([:])
+    let floods = Locked<(count: Int, size: Int, bytes: Data)?>(nil)
     let logger: Logger
 
     public init(logger: Logger? = nil) {
@@ -34,8 +37,9 @@ public final class SSEScriptServer: Sendable {
         self.logger = logger
         let log = self.log
         let scripts = self.scripts
+        let floods = self.floods
         self.http = EmbeddedHTTPServer(logger: logger) { request, streams in
-            await SSEScriptRoutes(streams: streams, log: log, scripts: scripts).handle(request)
+            await SSEScriptRoutes(streams: streams, log: log, scripts: scripts, floods: floods).handle(request)
         }
     }
 
