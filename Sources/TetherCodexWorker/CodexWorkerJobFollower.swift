@@ -65,11 +65,12 @@ struct CodexWorkerJobFollower: Sendable {
             do {
                 // Reading and decoding run ahead in a task of their own (another core); what one
                 // network read brought is mapped here whole and handed on as one batch.
-                try await withPipelineStage(capacity: decodedWireBytesAhead, weigh: \.weight, produce: { [keepsRaw, logger = backend.logger] channel in
+                try await withPipelineStage(capacity: decodedWireBytesAhead, produce: { [keepsRaw, logger = backend.logger] channel in
                     var elements = source.makeAsyncIterator()
                     let strings = JSONStringTable()
                     while let batch = try await elements.nextBatch() {
-                        try await channel.send(contentsOf: Self.decode(batch, keepsRaw: keepsRaw, strings: strings, logger: logger))
+                        let decoded = Self.decode(batch, keepsRaw: keepsRaw, strings: strings, logger: logger)
+                        try await channel.send(contentsOf: decoded.elements, weight: decoded.wireBytes)
                     }
                 }, consume: { channel in
                     while let batch = try await channel.next() {
@@ -86,13 +87,13 @@ struct CodexWorkerJobFollower: Sendable {
                                                             reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn.secondsText)"))
                             case .link:
                                 break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
-                            case .delta(let delta, _):
+                            case .delta(let delta):
                                 if let seq = delta.seq {
                                     if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
                                     cursor = max(cursor, seq)
                                 }
                                 gathered += mapper.map(delta)
-                            case .envelope(let envelope, _):
+                            case .envelope(let envelope):
                                 if let seq = envelope["seq"]?.int {
                                     if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
                                     cursor = max(cursor, seq)
@@ -131,36 +132,33 @@ struct CodexWorkerJobFollower: Sendable {
         /// A change of the link, or a comment.
         case link(EventSource.Element)
         /// A delta envelope read straight from its bytes (without `--raw`).
-        case delta(CodexWorkerDelta, bytes: Int)
-        case envelope(JSONValue, bytes: Int)
-
-        /// What it holds, for the bound on what is decoded ahead: its wire bytes.
-        var weight: Int {
-            switch self {
-            case .link: return 1
-            case .delta(_, let bytes), .envelope(_, let bytes): return Swift.max(bytes, 1)
-            }
-        }
+        case delta(CodexWorkerDelta)
+        case envelope(JSONValue)
     }
 
-
-    static func decode(_ batch: [EventSource.Element], keepsRaw: Bool, strings: JSONStringTable, logger: Logger) -> [Decoded] {
+    /// One network read's elements, decoded, with the wire bytes they came from (a change of the
+    /// link counts one): what they weigh against the bound on decoding ahead.
+    static func decode(_ batch: [EventSource.Element], keepsRaw: Bool, strings: JSONStringTable, logger: Logger)
+        -> (elements: [Decoded], wireBytes: Int) {
         var decoded: [Decoded] = []
         decoded.reserveCapacity(batch.count)
+        var wireBytes = 0
         for element in batch {
             guard case .event(let sse) = element else {
                 decoded.append(.link(element))
+                wireBytes += 1
                 continue
             }
+            wireBytes += Swift.max(sse.dataBytes.count, 1)
             if !keepsRaw, let delta = CodexWorkerDelta.read(sse.dataBytes, strings: strings) {
-                decoded.append(.delta(delta, bytes: sse.dataBytes.count))
+                decoded.append(.delta(delta))
             } else if let envelope = try? JSONParser.parse(sse.dataBytes, strings: strings) {
-                decoded.append(.envelope(envelope, bytes: sse.dataBytes.count))
+                decoded.append(.envelope(envelope))
             } else {
                 logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
             }
         }
-        return decoded
+        return (decoded, wireBytes)
     }
 
     /// Events between `cursor` (the last seq we have) and `seq` (the one that arrived) were

@@ -61,12 +61,12 @@ struct OpenCodeEventStream: Sendable {
             do {
                 // Reading and decoding run ahead in a task of their own (another core); the
                 // machine and its I/O stay here, in order.
-                try await withPipelineStage(capacity: decodedWireBytesAhead, weigh: \.weight, produce: { [request, logger] channel in
+                try await withPipelineStage(capacity: decodedWireBytesAhead, produce: { [request, logger] channel in
                     var elements = source.makeAsyncIterator()
                     let strings = JSONStringTable()
                     while let batch = try await elements.nextBatch() {
-                        try await channel.send(contentsOf: Self.decode(batch, at: Event.now(), raw: request.raw, strings: strings,
-                                                                       logger: logger))
+                        let decoded = Self.decode(batch, at: Event.now(), raw: request.raw, strings: strings, logger: logger)
+                        try await channel.send(contentsOf: decoded.elements, weight: decoded.wireBytes)
                     }
                 }, consume: { channel in
                     while let batch = try await channel.next() {
@@ -106,7 +106,7 @@ struct OpenCodeEventStream: Sendable {
     enum Decoded: Sendable {
         /// A change of the link (connecting, open, disconnected), or a comment.
         case link(EventSource.Element, receivedAt: Double)
-        case wire(OpenCodeWireEvent, receivedAt: Double, bytes: Int)
+        case wire(OpenCodeWireEvent, receivedAt: Double)
         /// An event that could not be read (logged where it was decoded).
         case unreadable
 
@@ -116,34 +116,34 @@ struct OpenCodeEventStream: Sendable {
             case .link: return false
             }
         }
-
-        /// What it holds, for the bound on what is decoded ahead: its wire bytes.
-        var weight: Int {
-            if case .wire(_, _, let bytes) = self { return Swift.max(bytes, 1) }
-            return 1
-        }
     }
 
-
+    /// One network read's elements, decoded, with the wire bytes they came from (a change of the
+    /// link counts one): what they weigh against the bound on decoding ahead.
     static func decode(_ batch: [EventSource.Element], at time: Double, raw: Bool, strings: JSONStringTable,
-                       logger: Logger) -> [Decoded] {
-        batch.map { element in
-            guard case .event(let sse) = element else { return .link(element, receivedAt: time) }
+                       logger: Logger) -> (elements: [Decoded], wireBytes: Int) {
+        var wireBytes = 0
+        let elements = batch.map { element -> Decoded in
+            guard case .event(let sse) = element else {
+                wireBytes += 1
+                return .link(element, receivedAt: time)
+            }
+            wireBytes += Swift.max(sse.dataBytes.count, 1)
             do {
-                return .wire(try OpenCodeWireEvent.decode(sse.dataBytes, strings: strings, keepingRaw: raw),
-                             receivedAt: time, bytes: sse.dataBytes.count)
+                return .wire(try OpenCodeWireEvent.decode(sse.dataBytes, strings: strings, keepingRaw: raw), receivedAt: time)
             } catch {
                 logger.warning("skipping an OpenCode event that cannot be read", metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
                 return .unreadable
             }
         }
+        return (elements, wireBytes)
     }
 
     private func handle(_ element: Decoded, _ machine: inout OpenCodeStreamMachine, _ outbox: EventOutbox) async throws {
         switch element {
         case .link(let link, let time):
             try await execute(machine.receive(link, at: time), &machine, outbox)
-        case .wire(let wire, let time, _):
+        case .wire(let wire, let time):
             try await execute(machine.receive(wire, at: time), &machine, outbox)
         case .unreadable:
             break

@@ -8,8 +8,8 @@ import Synchronization
 ///   (`send(contentsOf:)`); the consumer takes everything that is ready at once (`next()`). One
 ///   wake-up per batch instead of one per element: that is where the time went when each event
 ///   crossed on its own (futex wake-ups, task switches).
-/// - Bounded: once `capacity` elements wait (or, with `weigh`, elements weighing that much —
-///   bytes, say), a producer waits too — an async task suspends
+/// - Bounded: once `capacity` elements wait (or batches weighing that much, when senders give
+///   each batch a weight — its bytes, say), a producer waits too — an async task suspends
 ///   (`send`), a plain thread blocks (`sendBlocking`) — until the consumer takes them. A batch is
 ///   taken whole while there is room, so at most `capacity - 1` plus one batch wait. A thread
 ///   that must not block (a socket's I/O thread, which also writes) offers with `trySend` and is
@@ -24,7 +24,7 @@ import Synchronization
 public final class BatchChannel<Element: Sendable>: Sendable {
     private struct State {
         var buffer: [Element] = []
-        /// What `buffer` weighs (its count without `weigh`).
+        /// What `buffer` weighs (the weights its batches were sent with, or their counts).
         var weight = 0
         var consumer: CheckedContinuation<[Element]?, any Error>?
         var parkedTasks: [CheckedContinuation<Void, any Error>] = []
@@ -90,15 +90,11 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     private let state = Mutex(State())
     /// How many elements (or how much weight) may wait before producers wait too.
     public let capacity: Int
-    private let weigh: (@Sendable (Element) -> Int)?
 
-    /// - Parameters:
-    ///   - capacity: how much may wait before producers wait too: elements, or with `weigh`,
-    ///     their total weight.
-    ///   - weigh: what one element weighs (a line's or a message's bytes); nil: 1 each.
-    public init(capacity: Int, weigh: (@Sendable (Element) -> Int)? = nil) {
+    /// - Parameter capacity: how much may wait before producers wait too: elements, or the
+    ///   total weight senders give their batches (`weight:` on every send, the same unit each time).
+    public init(capacity: Int) {
         self.capacity = max(1, capacity)
-        self.weigh = weigh
     }
 
     /// What waits for the consumer now: elements, or their weight. For measurements.
@@ -116,10 +112,11 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     // MARK: Producer
 
     /// Hands `batch` over, suspending while the channel is full. Throws `CancellationError` once
-    /// the consumer is gone or the channel was finished.
-    public func send(contentsOf batch: [Element]) async throws {
+    /// the consumer is gone or the channel was finished. `weight`: what the batch weighs against
+    /// the capacity (its bytes, say), known to the producer that made it; nil: its count.
+    public func send(contentsOf batch: [Element], weight: Int? = nil) async throws {
         guard !batch.isEmpty else { return }
-        let weight = weight(of: batch)
+        let weight = weight ?? batch.count
         while true {
             switch offer(batch, weight: weight) {
             case .taken: return
@@ -139,9 +136,9 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     /// `send` for a plain thread (libcurl's transfer thread, a socket's reader): blocks while
     /// the channel is full. Returns false once the consumer is gone or the channel was finished.
     @discardableResult
-    public func sendBlocking(contentsOf batch: [Element]) -> Bool {
+    public func sendBlocking(contentsOf batch: [Element], weight: Int? = nil) -> Bool {
         guard !batch.isEmpty else { return true }
-        let weight = weight(of: batch)
+        let weight = weight ?? batch.count
         while true {
             switch offer(batch, weight: weight) {
             case .taken: return true
@@ -169,9 +166,9 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     /// is finished or cancelled (the next offer then says `.closed`). It must not block; it
     /// typically wakes the producer, which offers again. On `.accepted` and `.closed` it is
     /// dropped uncalled.
-    public func trySend(contentsOf batch: [Element], onRoom: @escaping @Sendable () -> Void) -> TrySendOutcome {
+    public func trySend(contentsOf batch: [Element], weight: Int? = nil, onRoom: @escaping @Sendable () -> Void) -> TrySendOutcome {
         guard !batch.isEmpty else { return .accepted }
-        let weight = weight(of: batch)
+        let weight = weight ?? batch.count
         let offered: Offer = state.withLock { state in
             let offered = offer(batch, weight: weight, &state)
             if case .full = offered { state.roomCallbacks.append(onRoom) }
@@ -295,16 +292,6 @@ public final class BatchChannel<Element: Sendable>: Sendable {
         return .taken
     }
 
-    /// Weighed once per send, before taking the lock. The elements are read in place (iterating
-    /// the array would copy each one out — retaining what it holds — and destroy the copy).
-    private func weight(of batch: [Element]) -> Int {
-        guard let weigh else { return batch.count }
-        return batch.withUnsafeBufferPointer { elements in
-            var total = 0
-            for index in elements.indices { total += weigh(elements[index]) }
-            return total
-        }
-    }
 
     private func waitForRoom() async throws {
         try await withTaskCancellationHandler {

@@ -219,13 +219,14 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     // MARK: Weight, room, and a consumer that comes back
 
     @Test func aWeighedChannelIsBoundedByWeightNotCount() async throws {
-        let channel = BatchChannel<[UInt8]>(capacity: 100, weigh: { $0.count })
-        #expect(channel.trySend(contentsOf: [[UInt8](repeating: 1, count: 60)], onRoom: {}) == .accepted)
+        let channel = BatchChannel<[UInt8]>(capacity: 100)
+        #expect(channel.trySend(contentsOf: [[UInt8](repeating: 1, count: 60)], weight: 60, onRoom: {}) == .accepted)
         #expect(channel.bufferedWeight == 60)
         // Under the bound: a whole batch is taken, even past it.
-        #expect(channel.trySend(contentsOf: [[UInt8](repeating: 2, count: 30), [UInt8](repeating: 3, count: 30)], onRoom: {}) == .accepted)
+        #expect(channel.trySend(contentsOf: [[UInt8](repeating: 2, count: 30), [UInt8](repeating: 3, count: 30)], weight: 60,
+                                onRoom: {}) == .accepted)
         #expect(channel.bufferedWeight == 120)
-        #expect(channel.trySend(contentsOf: [[7]], onRoom: {}) == .full)  // one byte is too much now
+        #expect(channel.trySend(contentsOf: [[7]], weight: 1, onRoom: {}) == .full)  // one byte is too much now
         #expect(try await channel.next()?.map(\.count) == [60, 30, 30])
         #expect(channel.bufferedWeight == 0)
     }

@@ -37,9 +37,9 @@ import TetherStreaming
     @Test func theProducerWaitsForTheConsumerAtTheBound() async throws {
         let produced = Atomic<Int>(0)
         let aheadAtMost = Mutex(0)
-        try await withPipelineStage(capacity: 10, weigh: { (element: Int) in element }, produce: { channel in
+        try await withPipelineStage(capacity: 10, produce: { channel in
             for _ in 0..<200 {
-                try await channel.send(contentsOf: [2])
+                try await channel.send(contentsOf: [2], weight: 2)
                 produced.add(2, ordering: .relaxed)
             }
         }, consume: { channel in

@@ -80,7 +80,7 @@ public final class TCPLineConnection: LineConnection {
         self.endpoint = endpoint
         self.maxLineLength = maxLineLength
         self.logger = logger
-        incoming = BatchChannel(capacity: Swift.max(1, bufferLimit / 2), weigh: { $0.count })
+        incoming = BatchChannel(capacity: Swift.max(1, bufferLimit / 2))
     }
 
     // MARK: LineConnection
@@ -277,20 +277,25 @@ public final class TCPLineConnection: LineConnection {
     /// Frames one read; returns the failure that ends the connection (a line over the limit).
     private func frame(_ bytes: UnsafeRawBufferPointer, _ framer: inout LineFramer) -> NetError? {
         var lines: [[UInt8]] = []
+        var lineBytes = 0
         var tooLong = false
         framer.feed(bytes) { output in
             switch output {
-            case .line(let line): if !tooLong { lines.append(line) }
+            case .line(let line):
+                if !tooLong {
+                    lineBytes += line.count
+                    lines.append(line)
+                }
             case .lineTooLong: tooLong = true
             }
         }
-        switch incoming.trySend(contentsOf: lines, onRoom: {}) {
+        switch incoming.trySend(contentsOf: lines, weight: lineBytes, onRoom: {}) {
         case .accepted, .closed:
             break  // closed: nobody will read them (the consumer cancelled the channel)
         case .full:
             // Not with one producer that read only because there was room; were it ever, the
             // lines must still get through, in order.
-            incoming.sendBlocking(contentsOf: lines)
+            incoming.sendBlocking(contentsOf: lines, weight: lineBytes)
         }
         let held = incoming.bufferedWeight + framer.bufferedByteCount
         state.withLock { $0.peakBuffered = Swift.max($0.peakBuffered, held) }

@@ -112,7 +112,7 @@ public final class WebSocketConnection: Sendable {
         wakeRead = wake.read
         wakeWrite = wake.write
         self.logger = logger
-        incoming = BatchChannel(capacity: Swift.max(1, configuration.bufferedBytes / 2), weigh: { $0.byteCount })
+        incoming = BatchChannel(capacity: Swift.max(1, configuration.bufferedBytes / 2))
     }
 
     // MARK: - API
@@ -571,13 +571,15 @@ public final class WebSocketConnection: Sendable {
     /// there was).
     private func deliver(_ messages: [WebSocketMessage]) {
         guard !messages.isEmpty else { return }
-        switch incoming.trySend(contentsOf: messages, onRoom: {}) {
+        var bytes = 0
+        for index in messages.indices { bytes += messages[index].byteCount }
+        switch incoming.trySend(contentsOf: messages, weight: bytes, onRoom: {}) {
         case .accepted, .closed:
             break  // closed: nobody will read them (the consumer cancelled the channel)
         case .full:
             // Not with one producer that read only because there was room; were it ever, the
             // messages must still get through, in order.
-            incoming.sendBlocking(contentsOf: messages)
+            incoming.sendBlocking(contentsOf: messages, weight: bytes)
         }
         let held = incoming.bufferedWeight
         state.withLock { $0.peakBuffered = Swift.max($0.peakBuffered, held) }
