@@ -54,13 +54,21 @@ public final class EventOutbox: Sendable {
 
     public init(channel: EventChannel) { self.channel = channel }
 
-    public func add(_ more: [Event]) { events.withLock { $0.append(contentsOf: more) } }
+    /// Into an empty outbox `more` goes as it is: nothing is copied (copying retains what each
+    /// event holds, and dropping `more` then releases it all again).
+    public func add(_ more: [Event]) {
+        events.withLock { events in
+            if events.isEmpty { events = more } else { events.append(contentsOf: more) }
+        }
+    }
 
     public func add(_ event: Event) { events.withLock { $0.append(event) } }
 
     public func flush() async throws {
+        // Handed over whole, the outbox starting again empty (keeping the capacity of an array
+        // just handed over would allocate another).
         let batch = events.withLock { events -> [Event] in
-            defer { events.removeAll(keepingCapacity: true) }
+            defer { events = [] }
             return events
         }
         guard !batch.isEmpty else { return }
