@@ -225,8 +225,11 @@ public struct JSONScanner {
 
 /// An object key as it appears on the wire (unescaped keys only compare equal to their text).
 public struct JSONKey {
-    let bytes: UnsafeBufferPointer<UInt8>
+    @usableFromInline let bytes: UnsafeBufferPointer<UInt8>
 
+    /// Inlinable: a reader compares each key with a chain of literals, and inlined, the length
+    /// test against each literal is a constant compare.
+    @inlinable
     public static func == (key: JSONKey, text: StaticString) -> Bool {
         let count = text.utf8CodeUnitCount
         guard key.bytes.count == count else { return false }
