@@ -426,15 +426,17 @@ struct OpenCodeEventMapper {
         let partID = read.part, session = read.session, field = read.field, delta = read.delta
         if completedParts.contains(partID) { return [] }
         var events: [Event] = []
-        if parts[partID] == nil {
+        var place: RecentMap<PartState>.Place?
+        var state: PartState
+        if let taken = takePart(partID, place: &place) {
+            state = taken
+        } else {
             // A delta for a part we never saw start (we joined mid-stream): start it as text.
             let messageID = read.message ?? ""
-            store(PartState(id: partID, session: session, message: messageID, kind: .text, started: true))
+            state = PartState(id: partID, session: session, message: messageID, kind: .text, started: true)
             events.append(.part(.partStarted, session: session, turn: messages[messageID]?.turn ?? openTurns[session]?.id,
                                 part: partID, kind: .text, content: ["text": "", "role": "assistant"]))
         }
-        var place: RecentMap<PartState>.Place?
-        guard var state = takePart(partID, place: &place) else { return events }
         if field == "text" { appendText(delta, to: &state) }
         store(state, at: place)
         events.append(.partDelta(session: session, turn: messages[state.message]?.turn ?? openTurns[session]?.id,
