@@ -268,9 +268,8 @@ struct CodexMonitorEventMapper {
         var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
         let key = stateKey(session, id)
         guard !completedParts.contains(key) else { return events }
-        if openParts[key] != nil {
-            openParts[key]?.item = item  // a fresher snapshot (a re-read): no second part.started
-            return events
+        if openParts.update(key, { $0.item = item }) != nil {
+            return events  // a fresher snapshot (a re-read): no second part.started
         }
         partSequence += 1
         openParts[key] = PartState(session: session, turn: turn, id: id, kind: kind, item: item, sequence: partSequence)
@@ -312,18 +311,18 @@ struct CodexMonitorEventMapper {
         let key = stateKey(session, id)
         guard !completedParts.contains(key) else { return [] }  // late, or already read whole after a resync
         var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
-        if openParts[key] == nil {
+        func append(to part: inout PartState) {
+            if field == "output" { PartState.append(delta, to: &part.output) } else { PartState.append(delta, to: &part.text) }
+        }
+        if openParts.update(key, append) == nil {
             // Its item/started was missed (dropped by a lagging daemon): start it from what we know.
             partSequence += 1
-            openParts[key] = PartState(session: session, turn: turn, id: id, kind: kind, item: nil, sequence: partSequence)
+            var part = PartState(session: session, turn: turn, id: id, kind: kind, item: nil, sequence: partSequence)
+            append(to: &part)
+            openParts[key] = part
             var content: JSONObject = kind == .text ? ["role": "assistant", "text": ""] : [:]
             if kind == .reasoning || kind == .plan { content["text"] = "" }
             events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: content))
-        }
-        if field == "output" {
-            openParts.update(key) { PartState.append(delta, to: &$0.output) }
-        } else {
-            openParts.update(key) { PartState.append(delta, to: &$0.text) }
         }
         events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, field: field, delta: delta))
         return events
