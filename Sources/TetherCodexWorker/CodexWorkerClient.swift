@@ -80,6 +80,10 @@ struct CodexWorkerClient: Sendable {
             return TetherError(.unsupported, detail, hint: "accept_with_amendment applies to commands only")
         case "THREAD_ARCHIVED":
             return TetherError(.conflict, detail, hint: "unarchive the thread first")
+        case "INTERNAL_ERROR" where error.message.contains("no rollout found for thread id"):
+            // An unknown thread: codex cannot resume what it has no record of, and the worker
+            // passes that on as a 500 (protocols/codex-worker.md), not as a 404.
+            return TetherError(.notFound, detail, hint: "`tether sessions list` shows the threads")
         default:
             if error.status >= 500 { return TetherError(.unavailable, detail, retryable: true) }
             return TetherError(error.status == 409 ? .conflict : .failed, detail)

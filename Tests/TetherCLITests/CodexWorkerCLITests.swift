@@ -47,6 +47,19 @@ import TetherSim
         }
     }
 
+    /// The worker answers 500 for a thread it does not know (codex cannot resume it): that is
+    /// "not found" (exit 1, with what to do), not "the backend is unavailable" (exit 69).
+    @Test(arguments: [["sessions", "show", "019a0000-0000-7000-8000-00000000dead"],
+                      ["send", "019a0000-0000-7000-8000-00000000dead", "hello"]])
+    func anUnknownThreadIsNotFound(command: [String]) async throws {
+        try await withWorker { _, global, _ in
+            let result = try await TetherProcess.run(command + global, environment: env)
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("no rollout found for thread id"), "\(result.stderr)")
+            #expect(result.stderr.contains("tether sessions list"), "\(result.stderr)")
+        }
+    }
+
     @Test(arguments: [
         (["--decision", "accept"], "accept", "completed"),
         (["--decision", "accept_for_session"], "accept_for_session", "completed"),
