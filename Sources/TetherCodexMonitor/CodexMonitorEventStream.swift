@@ -106,7 +106,7 @@ struct CodexMonitorEventStream: Sendable {
                       delivered: inout Bool) async throws {
         try await execute(machine.connected(at: Event.now()), &machine, &link, outbox)
         // Parsing on the reader's side: this task is left the machine's work (bench/PROFILE.md).
-        link?.client.rpc.decodeAhead(keepingRaw: request.raw)
+        link?.client.rpc.setDecoding(.init(keepingRaw: request.raw, ahead: true))
         let strings = JSONStringTable()
         while !machine.isDone {
             guard let client = link?.client else { return }
@@ -142,7 +142,7 @@ struct CodexMonitorEventStream: Sendable {
 
     private func next(_ client: CodexMonitorClient, timeout: Duration, strings: JSONStringTable) async throws -> CodexMonitorRPC.Poll {
         do {
-            return try await client.rpc.poll(timeout: timeout, strings: strings, keepingRaw: request.raw)
+            return try await client.rpc.poll(timeout: timeout, strings: strings)
         } catch let failure as CodexMonitorRPC.Failure {
             throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: configuration)
         }
@@ -272,7 +272,7 @@ struct CodexMonitorEventStream: Sendable {
             switch poll {
             case .timedOut, .ended: return collected
             case .incoming(.lost): continue
-            case .incoming(.delta): continue  // only for a poll that keeps no raw; this one keeps it
+            case .incoming(.delta): continue  // only when decoding keeps no raw; a new connection keeps it
             case .incoming(.notification(let method, let params, let raw)): collected.append((method, params, raw))
             }
         }

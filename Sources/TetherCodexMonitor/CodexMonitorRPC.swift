@@ -10,13 +10,13 @@ import TetherNet
 /// Notifications arrive interleaved with responses and are queued for one consumer as the line's
 /// bytes (told apart from responses by `CodexMonitorEnvelope`, without parsing), bounded in
 /// bytes: the bound on the queue is the bound on its memory. The consumer parses each line as
-/// it takes it — or, once a follower has asked for it (`decodeAhead`), the reader parses it in
+/// it takes it — or, once a follower has asked for it (`setDecoding`), the reader parses it in
 /// its own task, so that parsing and the consumer's work use two cores. When the queue is full
 /// the reader stops reading (TCP then pushes back on the daemon) until the consumer catches up
 /// — unless a call is waiting for its response: that response must still be read, so then what
 /// overflows is dropped and reported as ``Incoming/lost(count:)`` (the consumer re-reads; the
-/// daemon itself drops events for slow clients the same way, silently). Unparsable lines and responses to unknown ids are logged
-/// and skipped.
+/// daemon itself drops events for slow clients the same way, silently). Unparsable lines and
+/// responses to unknown ids are logged and skipped.
 final class CodexMonitorRPC: Sendable {
     /// Why a call failed.
     enum Failure: Error, Sendable {
@@ -85,9 +85,8 @@ final class CodexMonitorRPC: Sendable {
         var pausedReader: CheckedContinuation<Void, Never>?
         /// `close()` was called: the reader must not pause any more.
         var closing = false
-        /// Set by `decodeAhead`: the reader decodes notifications, keeping their `raw` when
-        /// true (nil: the consumer decodes them).
-        var decodesAheadKeepingRaw: Bool?
+        /// How notifications are decoded (`setDecoding`).
+        var decoding = Decoding()
 
         /// The oldest entry, released from the queue at once: a flood keeps the queue from
         /// ever running empty, so taken slots must not hold their lines until it does.
@@ -211,15 +210,22 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
-    /// From now on the reader decodes the notifications it queues, in its own task, as `poll`
-    /// would with `keepingRaw` (a line that is not JSON is logged and skipped there). Its queue
-    /// then holds at most `decodeAheadBudget` bytes' worth while no call waits (the reader
-    /// pauses there: TCP pushes back on the daemon); decoded notifications take more memory
-    /// than their lines, so past that — while a call's response must still be read — lines wait
-    /// as bytes, for the consumer to decode. For a follower, whose work on each notification
-    /// would otherwise include parsing it.
-    func decodeAhead(keepingRaw: Bool) {
-        state.withLock { $0.decodesAheadKeepingRaw = keepingRaw }
+    /// How notifications are decoded. `keepingRaw` false: item deltas come as `.delta`, read
+    /// straight from their bytes (`CodexMonitorDelta.read`), and others keep no `raw`. `ahead`:
+    /// the reader decodes what it queues, in its own task (a line that is not JSON is logged and
+    /// skipped there) — for a follower, whose work on each notification would otherwise include
+    /// parsing it. The queue then holds at most `decodeAheadBudget` bytes' worth while no call
+    /// waits (the reader pauses there: TCP pushes back on the daemon); decoded notifications take
+    /// more memory than their lines, so past that — while a call's response must still be read —
+    /// lines wait as bytes, for `poll` to decode.
+    struct Decoding: Sendable {
+        var keepingRaw = true
+        var ahead = false
+    }
+
+    /// Decides how notifications are decoded from now on (the default: in `poll`, keeping `raw`).
+    func setDecoding(_ decoding: Decoding) {
+        state.withLock { $0.decoding = decoding }
     }
 
     /// What waits in the queue: lines as bytes, notifications decoded ahead, and the wire bytes
@@ -240,16 +246,15 @@ final class CodexMonitorRPC: Sendable {
 
     /// The next notification, or `.timedOut` when none comes within `timeout` (nil: no limit).
     /// Nothing is lost to the timeout: a notification is handed over or left queued, never both.
-    /// A line the reader did not decode ahead is parsed here, in the consumer's task; one that is
-    /// not JSON is logged and skipped. `strings`: the consumer's table of recent ids (the
-    /// workspace, thread and turn ids every line repeats), shared across its lines. `keepingRaw`
-    /// false: item deltas come as `.delta`, read straight from their bytes
-    /// (`CodexMonitorDelta.read`). What the reader decoded ahead was decoded its way.
-    func poll(timeout: Duration?, strings: JSONStringTable? = nil, keepingRaw: Bool = true) async throws -> Poll {
+    /// A line the reader did not decode ahead is decoded here (`Decoding`), in the consumer's
+    /// task; one that is not JSON is logged and skipped. `strings`: the consumer's table of
+    /// recent ids (the workspace, thread and turn ids every line repeats), shared across its lines.
+    func poll(timeout: Duration?, strings: JSONStringTable? = nil) async throws -> Poll {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
             switch try await take(timeout: deadline.map { $0 - .now }) {
             case .entry(.line(let line)):
+                let keepingRaw = state.withLock { $0.decoding.keepingRaw }
                 if let incoming = decode(line, strings: strings, keepingRaw: keepingRaw) { return .incoming(incoming) }
             case .entry(.decoded(let incoming, _)): return .incoming(incoming)
             case .entry(.lost(let count)): return .incoming(.lost(count: count))
@@ -360,7 +365,7 @@ final class CodexMonitorRPC: Sendable {
     }
 
     /// Routes one line; returns a notification that must wait for room in the queue.
-    /// Notifications are queued unparsed (or decoded: `decodeAhead`); everything else is parsed here.
+    /// Notifications are queued unparsed (or decoded: `setDecoding`); everything else is parsed here.
     private func handle(_ line: [UInt8], strings: JSONStringTable) -> Entry? {
         if CodexMonitorEnvelope.of(line) == .notification { return queue(line, strings: strings) }
         guard let value = parsed(line, strings: nil) else { return nil }
@@ -392,7 +397,8 @@ final class CodexMonitorRPC: Sendable {
     /// past the reader's budget: beyond it, lines wait as bytes.
     private func queue(_ line: [UInt8], strings: JSONStringTable) -> Entry? {
         let keepingRaw: Bool? = state.withLock { state in
-            state.pending.isEmpty || state.queuedBytes < Self.decodeAheadBudget ? state.decodesAheadKeepingRaw : nil
+            let ahead = state.decoding.ahead && (state.pending.isEmpty || state.queuedBytes < Self.decodeAheadBudget)
+            return ahead ? state.decoding.keepingRaw : nil
         }
         guard let keepingRaw else { return enqueue(.line(line)) }
         guard let incoming = decode(line, strings: strings, keepingRaw: keepingRaw) else { return nil }
@@ -402,7 +408,7 @@ final class CodexMonitorRPC: Sendable {
     /// The queued bytes at which the reader pauses while no call waits: `notificationBudget`,
     /// or while it decodes ahead, the bound on that.
     private func budget(_ state: State) -> Int {
-        state.decodesAheadKeepingRaw == nil ? notificationBudget : min(notificationBudget, Self.decodeAheadBudget)
+        state.decoding.ahead ? min(notificationBudget, Self.decodeAheadBudget) : notificationBudget
     }
 
     /// Pauses the reader until the queue has room (or a call needs its response read, or the

@@ -224,7 +224,7 @@ import TetherNet
         ]
         func received(decodingAhead: Bool) async throws -> [CodexMonitorRPC.Incoming] {
             let (rpc, connection) = makeRPC()
-            if decodingAhead { rpc.decodeAhead(keepingRaw: keepingRaw) }
+            rpc.setDecoding(.init(keepingRaw: keepingRaw, ahead: decodingAhead))
             for line in lines.prefix(2) { connection.deliver(line) }
             async let answer = rpc.call("ping", timeout: .seconds(5))
             let request = try #require(try await connection.nextRequest())
@@ -232,7 +232,7 @@ import TetherNet
             for line in lines.dropFirst(2) { connection.deliver(line) }
             #expect(try await answer == ["ok": true])
             var incoming: [CodexMonitorRPC.Incoming] = []
-            while case .incoming(let next) = try await rpc.poll(timeout: .milliseconds(100), keepingRaw: keepingRaw) {
+            while case .incoming(let next) = try await rpc.poll(timeout: .milliseconds(100)) {
                 incoming.append(next)
             }
             return incoming
@@ -257,7 +257,7 @@ import TetherNet
         }
         let count = 4000
         let (rpc, connection) = makeRPC(budget: 2 << 20, callBudget: 8 << 20)
-        rpc.decodeAhead(keepingRaw: true)
+        rpc.setDecoding(.init(keepingRaw: true, ahead: true))
         for index in 0..<count { connection.deliver(line(index)) }
         try await Task.sleep(for: .milliseconds(100))  // the reader runs ahead until it pauses
         let paused = rpc.queued
