@@ -69,8 +69,8 @@ struct CodexWorkerJobFollower: Sendable {
                     var elements = source.makeAsyncIterator()
                     let strings = JSONStringTable()
                     while let batch = try await elements.nextBatch() {
-                        let decoded = Self.decode(batch, keepsRaw: keepsRaw, strings: strings, logger: logger)
-                        try await channel.send(contentsOf: decoded.elements, weight: decoded.wireBytes)
+                        try await channel.send(contentsOf: Self.decode(batch, keepsRaw: keepsRaw, strings: strings, logger: logger),
+                                               weight: EventSource.wireBytes(of: batch))
                     }
                 }, consume: { channel in
                     while let batch = try await channel.next() {
@@ -136,20 +136,15 @@ struct CodexWorkerJobFollower: Sendable {
         case envelope(JSONValue)
     }
 
-    /// One network read's elements, decoded, with the wire bytes they came from (a change of the
-    /// link counts one): what they weigh against the bound on decoding ahead.
-    static func decode(_ batch: [EventSource.Element], keepsRaw: Bool, strings: JSONStringTable, logger: Logger)
-        -> (elements: [Decoded], wireBytes: Int) {
+    /// One network read's elements, decoded.
+    static func decode(_ batch: [EventSource.Element], keepsRaw: Bool, strings: JSONStringTable, logger: Logger) -> [Decoded] {
         var decoded: [Decoded] = []
         decoded.reserveCapacity(batch.count)
-        var wireBytes = 0
         for element in batch {
             guard case .event(let sse) = element else {
                 decoded.append(.link(element))
-                wireBytes += 1
                 continue
             }
-            wireBytes += Swift.max(sse.dataBytes.count, 1)
             if !keepsRaw, let delta = CodexWorkerDelta.read(sse.dataBytes, strings: strings) {
                 decoded.append(.delta(delta))
             } else if let envelope = try? JSONParser.parse(sse.dataBytes, strings: strings) {
@@ -158,7 +153,7 @@ struct CodexWorkerJobFollower: Sendable {
                 logger.warning("skipping a Codex Worker event that is not JSON", metadata: ["data": "\(sse.data.prefix(200))"])
             }
         }
-        return (decoded, wireBytes)
+        return decoded
     }
 
     /// Events between `cursor` (the last seq we have) and `seq` (the one that arrived) were

@@ -65,8 +65,8 @@ struct OpenCodeEventStream: Sendable {
                     var elements = source.makeAsyncIterator()
                     let strings = JSONStringTable()
                     while let batch = try await elements.nextBatch() {
-                        let decoded = Self.decode(batch, at: Event.now(), raw: request.raw, strings: strings, logger: logger)
-                        try await channel.send(contentsOf: decoded.elements, weight: decoded.wireBytes)
+                        try await channel.send(contentsOf: Self.decode(batch, at: Event.now(), raw: request.raw, strings: strings, logger: logger),
+                                               weight: EventSource.wireBytes(of: batch))
                     }
                 }, consume: { channel in
                     while let batch = try await channel.next() {
@@ -118,17 +118,11 @@ struct OpenCodeEventStream: Sendable {
         }
     }
 
-    /// One network read's elements, decoded, with the wire bytes they came from (a change of the
-    /// link counts one): what they weigh against the bound on decoding ahead.
+    /// One network read's elements, decoded.
     static func decode(_ batch: [EventSource.Element], at time: Double, raw: Bool, strings: JSONStringTable,
-                       logger: Logger) -> (elements: [Decoded], wireBytes: Int) {
-        var wireBytes = 0
-        let elements = batch.map { element -> Decoded in
-            guard case .event(let sse) = element else {
-                wireBytes += 1
-                return .link(element, receivedAt: time)
-            }
-            wireBytes += Swift.max(sse.dataBytes.count, 1)
+                       logger: Logger) -> [Decoded] {
+        batch.map { element in
+            guard case .event(let sse) = element else { return .link(element, receivedAt: time) }
             do {
                 return .wire(try OpenCodeWireEvent.decode(sse.dataBytes, strings: strings, keepingRaw: raw), receivedAt: time)
             } catch {
@@ -136,7 +130,6 @@ struct OpenCodeEventStream: Sendable {
                 return .unreadable
             }
         }
-        return (elements, wireBytes)
     }
 
     private func handle(_ element: Decoded, _ machine: inout OpenCodeStreamMachine, _ outbox: EventOutbox) async throws {

@@ -43,6 +43,16 @@ public struct EventSource: AsyncSequence, Sendable {
         case disconnected(reason: NetError?, retryIn: Duration, attempt: Int)
     }
 
+    /// What one network read's elements weigh against a bound on what waits decoded (a pipeline
+    /// stage's): an event its data bytes (at least one), anything else one.
+    public static func wireBytes(of batch: [Element]) -> Int {
+        var total = 0
+        for index in batch.indices {
+            if case .event(let event) = batch[index] { total += Swift.max(event.dataBytes.count, 1) } else { total += 1 }
+        }
+        return total
+    }
+
     public let client: HTTPClient
     public let configuration: Configuration
 
