@@ -1,4 +1,5 @@
 import Foundation
+import TetherCore
 
 /// The `[serve]` table: how `tether serve` (the gateway) runs. Flags override each key.
 ///
@@ -14,7 +15,7 @@ import Foundation
 public struct ServeSettings: Sendable, Equatable {
     public static let keys = ["listen", "db", "retain_days", "tokens", "notify", "public_url"]
 
-    /// `HOST:PORT`, checked with the same rules as `--listen`.
+    /// `HOST:PORT`, checked with the same rules as `--listen` (`HostPort(listening:)`).
     public var listen: String?
     public var db: String?
     public var retainDays: Double?
@@ -37,8 +38,9 @@ public struct ServeSettings: Sendable, Equatable {
     init(table: ConfigTable) throws {
         try table.rejectUnknownKeys(Self.keys, in: "the [serve] table")
         listen = try table.string("listen", example: "\"127.0.0.1:7420\"")
-        if let listen, !Self.isHostPort(listen) {
-            throw table.invalid("listen", "\"\(listen)\" is not HOST:PORT", example: "\"127.0.0.1:7420\"")
+        if let listen, HostPort(listening: listen) == nil {
+            throw table.invalid("listen", "\"\(listen)\" is not HOST:PORT (port 0 picks a free one; [::1]:PORT for IPv6)",
+                                example: "\"127.0.0.1:7420\"")
         }
         db = try table.localPath("db", example: "\"~/.local/state/tether/gateway.sqlite\"")
         retainDays = try table.number("retain_days", in: 0.0001...36_500, example: "7")
@@ -57,10 +59,5 @@ public struct ServeSettings: Sendable, Equatable {
                                     example: "{ url = \"https://ntfy.example/topic\" }")
             }
         }
-    }
-
-    static func isHostPort(_ text: String) -> Bool {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else { return false }
-        return (0...65535).contains(port) && colon != text.startIndex
     }
 }

@@ -1,3 +1,5 @@
+import TetherCore
+
 /// One `[tunnels.NAME]` table: the SSH server a profile's connections are forwarded through.
 public struct TunnelConfig: Sendable, Equatable, CustomStringConvertible {
     public static let defaultPort = 22

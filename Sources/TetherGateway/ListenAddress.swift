@@ -1,3 +1,5 @@
+import TetherCore
+
 /// Where the gateway listens: `HOST:PORT` (`[::1]:PORT` for IPv6), port 0 picks a free one.
 public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     public static let standard = ListenAddress(host: "127.0.0.1", port: 7420)
@@ -10,22 +12,11 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         self.port = port
     }
 
+    /// `HOST:PORT` by the rules of `HostPort(listening:)`, the one reader of addresses: the
+    /// `--listen` flag and the `[serve]` table's `listen` accept the same texts.
     public init?(_ text: String) {
-        var hostPart: Substring
-        let portPart: Substring
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
-            hostPart = text[text.index(after: text.startIndex)..<close]
-            let rest = text[text.index(after: close)...]
-            guard rest.hasPrefix(":") else { return nil }
-            portPart = rest.dropFirst()
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { return nil }
-            hostPart = text[..<colon]
-            portPart = text[text.index(after: colon)...]
-        }
-        hostPart = hostPart.isEmpty ? "127.0.0.1" : hostPart
-        guard let port = Int(portPart), (0...65535).contains(port), !hostPart.contains(":") || text.hasPrefix("[") else { return nil }
-        self.init(host: String(hostPart), port: port)
+        guard let address = HostPort(listening: text) else { return nil }
+        self.init(host: address.host, port: address.port)
     }
 
     /// Loopback only: 127.0.0.0/8, ::1, localhost. Anything else is reachable from the network.

@@ -121,7 +121,7 @@ struct ConfigModelTests {
     }
 
     @Test("malformed addresses", arguments: ["127.0.0.1", "host:", ":4732", "host:0", "host:65536", "host:12ab",
-                                             "::1:4732", "[::1]4732", "ho st:80", "host:+80"])
+                                             "::1:4732", "[::1]4732", "ho st:80", "host:+80", "[]:80", "a]b:80", "host:８０"])
     func badAddresses(text: String) {
         #expect(HostPort(parsing: text) == nil)
     }

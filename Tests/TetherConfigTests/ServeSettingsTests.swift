@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherCore
 @testable import TetherConfig
 
 @Suite("[serve] table")
@@ -28,6 +29,25 @@ struct ServeSettingsTests {
         #expect(serve.publicURL?.host == "gw.example")
         #expect(config.allSecrets.count == 2)
         #expect(try serve.tokens[0].resolve(ConfigEnvironment(variables: ["GW_TOKEN": "t"], homeDirectory: "/h")) == "t")
+    }
+
+    /// `listen` in the file and `--listen` on the command line read addresses the same way
+    /// (`HostPort(listening:)`): `:7420` worked as a flag and was refused in the file.
+    @Test("listen accepts what --listen accepts", arguments: [
+        (":7420", "127.0.0.1", 7420), ("0.0.0.0:0", "0.0.0.0", 0), ("[::1]:7420", "::1", 7420), ("box.lan:80", "box.lan", 80),
+    ])
+    func listenAddresses(text: String, host: String, port: Int) throws {
+        let serve = try #require(try parse("[serve]\nlisten = \"\(text)\"").serve)
+        #expect(serve.listen == text)
+        #expect(HostPort(listening: text) == HostPort(host: host, port: port))
+    }
+
+    @Test("listen refuses what --listen refuses", arguments: ["7420", "host:", "host:65536", "host:+80", "ho st:80",
+                                                              "::1:7420", "[::1]7420", "[]:80", "a]b:80"])
+    func badListenAddresses(text: String) throws {
+        #expect(HostPort(listening: text) == nil)
+        let error = #expect(throws: ConfigError.self) { try parse("[serve]\nlisten = \"\(text)\"") }
+        #expect(error?.description.contains("is not HOST:PORT") == true)
     }
 
     @Test func mistakesAreNamed() throws {

@@ -25,6 +25,8 @@ import Testing
         #expect(ListenAddress("localhost:80")?.isLoopback == true)
         #expect(ListenAddress("0.0.0.0:7420")?.isLoopback == false)
         #expect(ListenAddress("7420") == nil && ListenAddress("host:99999") == nil && ListenAddress("::1:80") == nil)
+        #expect(ListenAddress(":7420") == ListenAddress(host: "127.0.0.1", port: 7420))
+        #expect(ListenAddress("host:+80") == nil && ListenAddress("ho st:80") == nil)
         let open = GatewayConfiguration(listen: ListenAddress("0.0.0.0:7420")!, databasePath: "x", retainDays: 7, tokens: [])
         #expect(open.exposureProblem?.contains("tokens") == true)
         let tokened = GatewayConfiguration(listen: ListenAddress("0.0.0.0:7420")!, databasePath: "x", retainDays: 7, tokens: ["t"])

@@ -48,10 +48,10 @@ public final class SSEScriptServer: Sendable {
         scripts.withLock { $0[name] = chunks }
     }
 
-    /// Starts listening on 127.0.0.1; returns the base URL (`http://127.0.0.1:PORT`).
+    /// Starts listening on `host` (loopback unless told); returns the base URL (`http://HOST:PORT`).
     @discardableResult
-    public func start(port: UInt16 = 0) async throws -> URL {
-        try await http.start(host: "127.0.0.1", port: port)
+    public func start(host: String = "127.0.0.1", port: UInt16 = 0) async throws -> URL {
+        try await http.start(host: host, port: port)
     }
 
     /// Closes every open stream (abruptly) and the listener.

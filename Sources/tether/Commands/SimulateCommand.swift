@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TetherCore
 import TetherSim
 
 /// `tether simulate BACKEND`: a faithful simulator of a backend on loopback, for trying Tether,
@@ -63,7 +64,7 @@ struct SimulateCommand: AsyncParsableCommand {
     var workspaceDir: String?
 
     func validate() throws {
-        guard HostPortArgument(listen) != nil else {
+        guard HostPort(listening: listen) != nil else {
             throw ValidationError("--listen takes HOST:PORT, e.g. 127.0.0.1:4096 (port 0 picks a free one)")
         }
         if let floodRate, floodRate < 1 {
@@ -99,7 +100,8 @@ struct SimulateCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let logger = LogSetup.logger(verbosity: options.verbose)
-            let address = HostPortArgument(listen)!
+            let address = HostPort(listening: listen)!
+            let port = UInt16(address.port)  // 0–65535 by the parse
             let url: URL
             let stop: @Sendable () async -> Void
             switch backend {
@@ -112,13 +114,13 @@ struct SimulateCommand: AsyncParsableCommand {
                 simOptions.floodShape = floodShape.flatMap(FloodShape.init(rawValue:))
                 simOptions.floodClose = floodClose
                 let simulator = OpenCodeSimulator(options: simOptions, logger: logger)
-                url = try await simulator.start(host: address.host, port: address.port)
+                url = try await simulator.start(host: address.host, port: port)
                 stop = { await simulator.stop() }
             case .codexWorker:
                 var simOptions = CodexWorkerSimulator.Options(token: token, retention: retention, pacing: pacingDuration)
                 simOptions.closeFinishedStreams = floodClose
                 let simulator = CodexWorkerSimulator(options: simOptions, logger: logger)
-                url = try await simulator.start(host: address.host, port: address.port)
+                url = try await simulator.start(host: address.host, port: port)
                 stop = { await simulator.stop() }
             case .codexmonitor:
                 var simOptions = CodexMonitorSimulator.Options(token: token, pacing: pacingDuration, reorderResponses: reorder)
@@ -128,16 +130,16 @@ struct SimulateCommand: AsyncParsableCommand {
                 simOptions.floodShape = floodShape.flatMap(FloodShape.init(rawValue:)) ?? .longParts
                 simOptions.floodClose = floodClose
                 let simulator = CodexMonitorSimulator(options: simOptions, logger: logger)
-                let bound = try await simulator.start(host: address.host, port: Int(address.port))
+                let bound = try await simulator.start(host: address.host, port: address.port)
                 url = URL(string: "tcp://\(bound.host):\(bound.port)")!
                 stop = { await simulator.stop() }
             case .notification:
                 let simulator = NotificationSimulator(options: .init(shape: contractShape ? .contract : .desktop), logger: logger)
-                url = try await simulator.start(host: address.host, port: address.port)
+                url = try await simulator.start(host: address.host, port: port)
                 stop = { await simulator.stop() }
             case .sse:
                 let server = SSEScriptServer(logger: logger)
-                url = try await server.start(port: address.port)
+                url = try await server.start(host: address.host, port: port)
                 stop = { await server.stop() }
             }
             // A TCP daemon is addressed as HOST:PORT (a profile's `address`); HTTP servers by URL.
@@ -147,21 +149,6 @@ struct SimulateCommand: AsyncParsableCommand {
             await waitForInterrupt()
             await stop()
         }
-    }
-}
-
-/// `HOST:PORT` on the command line.
-struct HostPortArgument {
-    let host: String
-    let port: UInt16
-
-    init?(_ text: String) {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { return nil }
-        self.host = host
-        self.port = port
     }
 }
 
