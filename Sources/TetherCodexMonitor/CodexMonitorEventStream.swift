@@ -111,28 +111,36 @@ struct CodexMonitorEventStream: Sendable {
         while !machine.isDone {
             guard let client = link?.client else { return }
             try await outbox.flush()  // what the resync or the last batch produced, before waiting
-            var poll = try await next(client, timeout: machine.timeUntilTick(at: Event.now()), strings: strings)
+            var polled = try await next(client, upTo: Self.batchLimit, timeout: machine.timeUntilTick(at: Event.now()),
+                                        strings: strings)
             var handled = 0
             // Everything already queued is mapped before the batch goes out; nothing waits for input.
             while true {
-                switch poll {
+                switch polled {
                 case .ended:
                     try await outbox.flush()
                     return
                 case .timedOut:
                     if handled == 0 { try await execute(machine.tick(at: Event.now()), &machine, &link, outbox) }
-                case .incoming(.lost(let count)):
-                    try await execute(machine.lost(count: count, at: Event.now()), &machine, &link, outbox)
-                case .incoming(.notification(let method, let params, let raw)):
-                    delivered = true
-                    try await execute(machine.receive(method: method, params: params, raw: raw, at: Event.now()), &machine, &link, outbox)
-                case .incoming(.delta(let delta)):
-                    delivered = true
-                    try await execute(machine.receive(delta, at: Event.now()), &machine, &link, outbox)
+                case .incoming(let batch):
+                    let now = Event.now()  // when this burst was taken: its receive time
+                    for incoming in batch {
+                        if machine.isDone { break }  // the rest goes with the connection, closed next
+                        switch incoming {
+                        case .lost(let count):
+                            try await execute(machine.lost(count: count, at: now), &machine, &link, outbox)
+                        case .notification(let method, let params, let raw):
+                            delivered = true
+                            try await execute(machine.receive(method: method, params: params, raw: raw, at: now), &machine, &link, outbox)
+                        case .delta(let delta):
+                            delivered = true
+                            try await execute(machine.receive(delta, at: now), &machine, &link, outbox)
+                        }
+                    }
+                    handled += batch.count
                 }
-                handled += 1
-                guard case .incoming = poll, !machine.isDone, handled < Self.batchLimit else { break }
-                poll = try await next(client, timeout: .zero, strings: strings)
+                guard case .incoming = polled, !machine.isDone, handled < Self.batchLimit else { break }
+                polled = try await next(client, upTo: Self.batchLimit - handled, timeout: .zero, strings: strings)
             }
             try await outbox.flush()
         }
@@ -140,9 +148,10 @@ struct CodexMonitorEventStream: Sendable {
         try await outbox.flush()
     }
 
-    private func next(_ client: CodexMonitorClient, timeout: Duration, strings: JSONStringTable) async throws -> CodexMonitorRPC.Poll {
+    private func next(_ client: CodexMonitorClient, upTo limit: Int, timeout: Duration,
+                      strings: JSONStringTable) async throws -> CodexMonitorRPC.Batch {
         do {
-            return try await client.rpc.poll(timeout: timeout, strings: strings)
+            return try await client.rpc.poll(upTo: limit, timeout: timeout, strings: strings)
         } catch let failure as CodexMonitorRPC.Failure {
             throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: configuration)
         }

@@ -10,8 +10,10 @@ import TetherNet
 /// Notifications arrive interleaved with responses and are queued for one consumer as the line's
 /// bytes (told apart from responses by `CodexMonitorEnvelope`, without parsing), bounded in
 /// bytes: the bound on the queue is the bound on its memory. The consumer parses each line as
-/// it takes it — or, once a follower has asked for it (`setDecoding`), the reader parses it in
-/// its own task, so that parsing and the consumer's work use two cores. When the queue is full
+/// it takes it — or, once a follower has asked for it (`setDecoding`), the reader parses every
+/// line in its own task (the parse tells notifications from responses: no envelope scan first),
+/// so that parsing and the consumer's work use two cores. A follower takes what is queued a
+/// batch at a time (`poll(upTo:timeout:)`): one hand-over per burst. When the queue is full
 /// the reader stops reading (TCP then pushes back on the daemon) until the consumer catches up
 /// — unless a call is waiting for its response: that response must still be read, so then what
 /// overflows is dropped and reported as ``Incoming/lost(count:)`` (the consumer re-reads; the
@@ -47,6 +49,15 @@ final class CodexMonitorRPC: Sendable {
         case ended
     }
 
+    /// The outcome of waiting for notifications with a time limit: what was queued, in order
+    /// (never empty), up to the limit asked for.
+    enum Batch: Sendable, Equatable {
+        case incoming([Incoming])
+        case timedOut
+        /// The connection ended cleanly (a broken one throws).
+        case ended
+    }
+
     /// What waits in the queue: a notification line as it arrived, one the reader decoded
     /// (with the length of its line), or a count of dropped ones.
     private enum Entry {
@@ -64,9 +75,9 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
-    /// What one wait for the queue yields, before the line is parsed.
+    /// What one wait for the queue yields, before the lines are parsed: one entry or more, in order.
     private enum Taken {
-        case entry(Entry)
+        case entries([Entry])
         case timedOut
         case ended
     }
@@ -104,6 +115,13 @@ final class CodexMonitorRPC: Sendable {
                 head = 0
             }
             return entry
+        }
+
+        /// Whether the reader decodes the notification it is about to queue, and keeping `raw`
+        /// or not; nil: it queues the line's bytes.
+        var decodesAhead: Bool? {
+            let ahead = decoding.ahead && (pending.isEmpty || queuedBytes < CodexMonitorRPC.decodeAheadBudget)
+            return ahead ? decoding.keepingRaw : nil
         }
 
         /// Resumes a paused reader (the caller resumes what this returns outside the lock).
@@ -246,18 +264,41 @@ final class CodexMonitorRPC: Sendable {
 
     /// The next notification, or `.timedOut` when none comes within `timeout` (nil: no limit).
     /// Nothing is lost to the timeout: a notification is handed over or left queued, never both.
-    /// A line the reader did not decode ahead is decoded here (`Decoding`), in the consumer's
-    /// task; one that is not JSON is logged and skipped. `strings`: the consumer's table of
-    /// recent ids (the workspace, thread and turn ids every line repeats), shared across its lines.
     func poll(timeout: Duration?, strings: JSONStringTable? = nil) async throws -> Poll {
+        switch try await poll(upTo: 1, timeout: timeout, strings: strings) {
+        case .incoming(let batch): return .incoming(batch[0])
+        case .timedOut: return .timedOut
+        case .ended: return .ended
+        }
+    }
+
+    /// Every notification queued, up to `limit`, in order — waiting for the first up to
+    /// `timeout` (nil: no limit; zero: only what is queued). One hand-over for a burst, where
+    /// `poll(timeout:)` takes the queue's lock and perhaps suspends once per line. Nothing is
+    /// lost to the timeout. A line the reader did not decode ahead is decoded here (`Decoding`),
+    /// in the consumer's task; one that is not JSON is logged and skipped. `strings`: the
+    /// consumer's table of recent ids (the workspace, thread and turn ids every line repeats),
+    /// shared across its lines.
+    func poll(upTo limit: Int, timeout: Duration?, strings: JSONStringTable? = nil) async throws -> Batch {
+        precondition(limit > 0, "a batch holds one notification or more")
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
-            switch try await take(timeout: deadline.map { $0 - .now }) {
-            case .entry(.line(let line)):
-                let keepingRaw = state.withLock { $0.decoding.keepingRaw }
-                if let incoming = decode(line, strings: strings, keepingRaw: keepingRaw) { return .incoming(incoming) }
-            case .entry(.decoded(let incoming, _)): return .incoming(incoming)
-            case .entry(.lost(let count)): return .incoming(.lost(count: count))
+            switch try await take(upTo: limit, timeout: deadline.map { $0 - .now }) {
+            case .entries(let entries):
+                var batch: [Incoming] = []
+                batch.reserveCapacity(entries.count)
+                var keepingRaw: Bool?
+                for entry in entries {
+                    switch entry {
+                    case .line(let line):
+                        let keep = keepingRaw ?? state.withLock { $0.decoding.keepingRaw }
+                        keepingRaw = keep
+                        if let incoming = decode(line, strings: strings, keepingRaw: keep) { batch.append(incoming) }
+                    case .decoded(let incoming, _): batch.append(incoming)
+                    case .lost(let count): batch.append(.lost(count: count))
+                    }
+                }
+                if !batch.isEmpty { return .incoming(batch) }
             case .timedOut: return .timedOut
             case .ended: return .ended
             }
@@ -287,9 +328,9 @@ final class CodexMonitorRPC: Sendable {
         return .notification(method: method, params: params, raw: value)
     }
 
-    /// The oldest queued entry, waiting for one up to `timeout` (nil: no limit; zero or less:
-    /// only what is queued). The timer is armed only when the consumer has to wait.
-    private func take(timeout: Duration?) async throws -> Taken {
+    /// The oldest queued entries, up to `limit`, waiting for one up to `timeout` (nil: no limit;
+    /// zero or less: only what is queued). The timer is armed only when the consumer has to wait.
+    private func take(upTo limit: Int, timeout: Duration?) async throws -> Taken {
         let token = state.withLock { state -> Int in
             state.waiterTokens += 1
             return state.waiterTokens
@@ -300,10 +341,13 @@ final class CodexMonitorRPC: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Taken, any Error>) in
                 enum Outcome { case ready(Taken, CheckedContinuation<Void, Never>?), failed(any Error), wait }
                 let outcome: Outcome = state.withLock { state in
-                    if let entry = state.takeFirst() {
+                    if state.head < state.queue.count {
+                        var entries: [Entry] = []
+                        entries.reserveCapacity(Swift.min(limit, state.queue.count - state.head))
+                        while entries.count < limit, let entry = state.takeFirst() { entries.append(entry) }
                         // Caught up to half the budget: a paused reader reads on.
                         let reader = state.queuedBytes <= budget(state) / 2 ? state.takePausedReader() : nil
-                        return .ready(.entry(entry), reader)
+                        return .ready(.entries(entries), reader)
                     }
                     if let end = state.end {
                         if case .closed(nil) = end { return .ready(.ended, nil) }
@@ -367,8 +411,22 @@ final class CodexMonitorRPC: Sendable {
     /// Routes one line; returns a notification that must wait for room in the queue.
     /// Notifications are queued unparsed (or decoded: `setDecoding`); everything else is parsed here.
     private func handle(_ line: [UInt8], strings: JSONStringTable) -> Entry? {
+        if let keepingRaw = state.withLock({ $0.decodesAhead }) {
+            // Parsed whatever it is: telling a notification from a response first would read it twice.
+            if !keepingRaw, let delta = CodexMonitorDelta.read(line, strings: strings) {
+                return enqueue(.decoded(.delta(delta), bytes: line.count))
+            }
+            guard let value = parsed(line, strings: strings) else { return nil }
+            return route(value, line: line, strings: strings)
+        }
         if CodexMonitorEnvelope.of(line) == .notification { return queue(line, strings: strings) }
         guard let value = parsed(line, strings: nil) else { return nil }
+        return route(value, line: line, strings: strings)
+    }
+
+    /// A parsed line: a response goes to its call, a notification to the queue (decoded, since
+    /// it was parsed: `decodesAhead` may have changed while it was, which only moves the bound).
+    private func route(_ value: JSONValue, line: [UInt8], strings: JSONStringTable) -> Entry? {
         switch Message.classify(value) {
         case .response(let id, let result):
             let slot = state.withLock { $0.pending.removeValue(forKey: id) }
@@ -378,9 +436,12 @@ final class CodexMonitorRPC: Sendable {
                 return nil
             }
             slot.fulfil(result.mapError { .remote($0) })
-        case .notification:
-            // One the envelope could not vouch for (an escaped key, a repeated one): still a
-            // notification, queued like the others.
+        case .notification(let method, let params):
+            // Decoded ahead, or one the envelope could not vouch for (an escaped key, a repeated
+            // one): still a notification, queued like the others.
+            if state.withLock { $0.decodesAhead } != nil {
+                return enqueue(.decoded(.notification(method: method, params: params, raw: value), bytes: line.count))
+            }
             return queue(line, strings: strings)
         case .request(let id, let method):
             logger.warning("skipping a request from the CodexMonitor daemon, which Tether does not answer",
@@ -396,11 +457,7 @@ final class CodexMonitorRPC: Sendable {
     /// not JSON, logged and skipped), else its bytes. While a call waits the queue may grow
     /// past the reader's budget: beyond it, lines wait as bytes.
     private func queue(_ line: [UInt8], strings: JSONStringTable) -> Entry? {
-        let keepingRaw: Bool? = state.withLock { state in
-            let ahead = state.decoding.ahead && (state.pending.isEmpty || state.queuedBytes < Self.decodeAheadBudget)
-            return ahead ? state.decoding.keepingRaw : nil
-        }
-        guard let keepingRaw else { return enqueue(.line(line)) }
+        guard let keepingRaw = state.withLock({ $0.decodesAhead }) else { return enqueue(.line(line)) }
         guard let incoming = decode(line, strings: strings, keepingRaw: keepingRaw) else { return nil }
         return enqueue(.decoded(incoming, bytes: line.count))
     }
@@ -455,7 +512,7 @@ final class CodexMonitorRPC: Sendable {
             return .queued
         }
         switch step {
-        case .delivered(let waiter): waiter.resume(returning: .entry(entry))
+        case .delivered(let waiter): waiter.resume(returning: .entries([entry]))
         case .queued: break
         case .dropped: logger.debug("CodexMonitor notification dropped: the consumer is behind while a call waits for its response")
         case .full: return entry

@@ -285,6 +285,42 @@ import TetherNet
         #expect(try await rpc.poll(timeout: .milliseconds(50)) == .timedOut)
     }
 
+    /// A follower takes what is queued in one hand-over: in order, never more than it asked for,
+    /// a line that is not JSON skipped, and the end of the connection only after the last line.
+    @Test(arguments: [false, true]) func aBatchIsWhatIsQueuedInOrderUpToItsLimit(decodingAhead: Bool) async throws {
+        func line(_ index: Int) -> String {
+            #"{"method":"terminal-output","params":{"workspaceId":"ws-1","terminalId":"t1","data":"\#(index)"}}"#
+        }
+        let (rpc, connection) = makeRPC()
+        rpc.setDecoding(.init(keepingRaw: true, ahead: decodingAhead))
+        #expect(try await rpc.poll(upTo: 8, timeout: .milliseconds(20)) == .timedOut)
+        for index in 0..<5 { connection.deliver(line(index)) }
+        connection.deliver("{not json")
+        for index in 5..<10 { connection.deliver(line(index)) }
+        connection.close()
+        for _ in 0..<500 where rpc.queued.lines + rpc.queued.decoded < 10 { try await Task.sleep(for: .milliseconds(10)) }
+        var data: [String] = []
+        var sizes: [Int] = []
+        polling: while true {
+            switch try await rpc.poll(upTo: 4, timeout: .seconds(5)) {
+            case .incoming(let batch):
+                sizes.append(batch.count)
+                for incoming in batch {
+                    guard case .notification(_, let params, _) = incoming else {
+                        Issue.record("expected a notification, got \(incoming)")
+                        return
+                    }
+                    data.append(params["data"]?.string ?? "?")
+                }
+            case .timedOut: Issue.record("timed out with \(data.count) read")
+                return
+            case .ended: break polling
+            }
+        }
+        #expect(data == (0..<10).map(String.init))
+        #expect(sizes == [4, 4, 2])
+    }
+
     @Test func messagesAreClassifiedByTheDaemonsEnvelope() {
         typealias M = CodexMonitorRPC.Message
         #expect(M.classify(json(#"{"id":3,"result":{"ok":true}}"#)) == .response(id: 3, .success(["ok": true])))
