@@ -124,6 +124,28 @@ final class CodexMonitorRPC: Sendable {
             return ahead ? decoding.keepingRaw : nil
         }
 
+        /// The oldest entries, up to `limit` of them and `bytes` of wire (at least one entry),
+        /// released from the queue at once: the whole queue is handed over as it is when it fits
+        /// (no entry copied), else entry by entry. The bound in bytes bounds what the consumer
+        /// decodes at once from lines queued as bytes (a backlog read while a call waited).
+        mutating func takeFirst(upTo limit: Int, bytes byteLimit: Int) -> [Entry] {
+            if head == 0, queue.count <= limit, queuedBytes <= byteLimit {
+                var taken: [Entry] = []
+                taken.reserveCapacity(Swift.min(queue.count, 4096))  // the next burst's room
+                swap(&taken, &queue)
+                queuedBytes = 0
+                return taken
+            }
+            var entries: [Entry] = []
+            var taken = 0
+            while entries.count < limit, head < queue.count,
+                  entries.isEmpty || taken + queue[head].bytes <= byteLimit, let entry = takeFirst() {
+                taken += entry.bytes
+                entries.append(entry)
+            }
+            return entries
+        }
+
         /// Resumes a paused reader (the caller resumes what this returns outside the lock).
         mutating func takePausedReader() -> CheckedContinuation<Void, Never>? {
             defer { pausedReader = nil }
@@ -272,7 +294,7 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
-    /// Every notification queued, up to `limit`, in order — waiting for the first up to
+    /// Every notification queued, up to `limit` (and `decodeAheadBudget` bytes of wire), in order — waiting for the first up to
     /// `timeout` (nil: no limit; zero: only what is queued). One hand-over for a burst, where
     /// `poll(timeout:)` takes the queue's lock and perhaps suspends once per line. Nothing is
     /// lost to the timeout. A line the reader did not decode ahead is decoded here (`Decoding`),
@@ -342,9 +364,7 @@ final class CodexMonitorRPC: Sendable {
                 enum Outcome { case ready(Taken, CheckedContinuation<Void, Never>?), failed(any Error), wait }
                 let outcome: Outcome = state.withLock { state in
                     if state.head < state.queue.count {
-                        var entries: [Entry] = []
-                        entries.reserveCapacity(Swift.min(limit, state.queue.count - state.head))
-                        while entries.count < limit, let entry = state.takeFirst() { entries.append(entry) }
+                        let entries = state.takeFirst(upTo: limit, bytes: Self.decodeAheadBudget)
                         // Caught up to half the budget: a paused reader reads on.
                         let reader = state.queuedBytes <= budget(state) / 2 ? state.takePausedReader() : nil
                         return .ready(.entries(entries), reader)
@@ -439,7 +459,7 @@ final class CodexMonitorRPC: Sendable {
         case .notification(let method, let params):
             // Decoded ahead, or one the envelope could not vouch for (an escaped key, a repeated
             // one): still a notification, queued like the others.
-            if state.withLock { $0.decodesAhead } != nil {
+            if state.withLock({ $0.decodesAhead }) != nil {
                 return enqueue(.decoded(.notification(method: method, params: params, raw: value), bytes: line.count))
             }
             return queue(line, strings: strings)
