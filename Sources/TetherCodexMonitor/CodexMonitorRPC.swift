@@ -58,10 +58,12 @@ final class CodexMonitorRPC: Sendable {
         case ended
     }
 
-    /// What waits in the queue: a notification line as it arrived, one the reader decoded
-    /// (with the length of its line), or a count of dropped ones.
+    /// What waits in the queue: a notification line as it arrived, lines that queued one after
+    /// another as bytes (a run), one the reader decoded (with the length of its line), or a
+    /// count of dropped ones.
     private enum Entry {
         case line([UInt8])
+        case lines(LineRun)
         case decoded(Incoming, bytes: Int)
         case lost(Int)
 
@@ -69,9 +71,16 @@ final class CodexMonitorRPC: Sendable {
         var bytes: Int {
             switch self {
             case .line(let line): line.count
+            case .lines(let run): run.bytes
             case .decoded(_, let bytes): bytes
             case .lost: 0
             }
+        }
+
+        /// The notifications it hands over (a count of dropped ones is one).
+        var count: Int {
+            if case .lines(let run) = self { return run.count }
+            return 1
         }
     }
 
@@ -98,6 +107,9 @@ final class CodexMonitorRPC: Sendable {
         var closing = false
         /// How notifications are decoded (`setDecoding`).
         var decoding = Decoding()
+        /// Lines held in runs beyond one per run: queued notifications are the entries after
+        /// `head` and these.
+        var linesInRuns = 0
 
         /// The oldest entry, released from the queue at once: a flood keeps the queue from
         /// ever running empty, so taken slots must not hold their lines until it does.
@@ -107,6 +119,7 @@ final class CodexMonitorRPC: Sendable {
             queue[head] = .lost(0)
             head += 1
             queuedBytes -= entry.bytes
+            linesInRuns -= entry.count - 1
             if head == queue.count {
                 queue.removeAll(keepingCapacity: queue.capacity <= 4096)
                 head = 0
@@ -124,23 +137,36 @@ final class CodexMonitorRPC: Sendable {
             return ahead ? decoding.keepingRaw : nil
         }
 
-        /// The oldest entries, up to `limit` of them and `bytes` of wire (at least one entry),
+        /// The oldest notifications, up to `limit` of them and `bytes` of wire (at least one),
         /// released from the queue at once: the whole queue is handed over as it is when it fits
-        /// (no entry copied), else entry by entry. The bound in bytes bounds what the consumer
-        /// decodes at once from lines queued as bytes (a backlog read while a call waited).
+        /// (no entry copied), else entry by entry, the front of a run split off when only part
+        /// of it fits the limit. The bound in bytes bounds what the consumer decodes at once from
+        /// lines queued as bytes (a backlog read while a call waited).
         mutating func takeFirst(upTo limit: Int, bytes byteLimit: Int) -> [Entry] {
-            if head == 0, queue.count <= limit, queuedBytes <= byteLimit {
+            if head == 0, queue.count + linesInRuns <= limit, queuedBytes <= byteLimit {
                 var taken: [Entry] = []
                 taken.reserveCapacity(Swift.min(queue.count, 4096))  // the next burst's room
                 swap(&taken, &queue)
                 queuedBytes = 0
+                linesInRuns = 0
                 return taken
             }
             var entries: [Entry] = []
             var taken = 0
-            while entries.count < limit, head < queue.count,
-                  entries.isEmpty || taken + queue[head].bytes <= byteLimit, let entry = takeFirst() {
+            var count = 0
+            while count < limit, head < queue.count, entries.isEmpty || taken + queue[head].bytes <= byteLimit {
+                if case .lines(var run) = queue[head], run.count > limit - count {
+                    queue[head] = .lost(0)  // `run` alone holds the buffer: split in place
+                    let front = run.removeFirst(limit - count)
+                    queue[head] = .lines(run)
+                    linesInRuns -= front.count
+                    queuedBytes -= front.bytes
+                    entries.append(.lines(front))
+                    break
+                }
+                guard let entry = takeFirst() else { break }
                 taken += entry.bytes
+                count += entry.count
                 entries.append(entry)
             }
             return entries
@@ -268,19 +294,24 @@ final class CodexMonitorRPC: Sendable {
         state.withLock { $0.decoding = decoding }
     }
 
-    /// What waits in the queue: lines as bytes, notifications decoded ahead, and the wire bytes
-    /// they hold against the budget (for tests).
-    var queued: (lines: Int, decoded: Int, bytes: Int) {
+    /// What waits in the queue: lines as bytes, the buffers holding them (a run of lines is one),
+    /// notifications decoded ahead, and the wire bytes they hold against the budget (for tests).
+    var queued: (lines: Int, buffers: Int, decoded: Int, bytes: Int) {
         state.withLock { state in
-            var lines = 0, decoded = 0
+            var lines = 0, buffers = 0, decoded = 0
             for entry in state.queue[state.head...] {
                 switch entry {
-                case .line: lines += 1
+                case .line:
+                    lines += 1
+                    buffers += 1
+                case .lines(let run):
+                    lines += run.count
+                    buffers += 1
                 case .decoded: decoded += 1
                 case .lost: break
                 }
             }
-            return (lines, decoded, state.queuedBytes)
+            return (lines, buffers, decoded, state.queuedBytes)
         }
     }
 
@@ -316,6 +347,12 @@ final class CodexMonitorRPC: Sendable {
                         let keep = keepingRaw ?? state.withLock { $0.decoding.keepingRaw }
                         keepingRaw = keep
                         if let incoming = decode(line, strings: strings, keepingRaw: keep) { batch.append(incoming) }
+                    case .lines(let run):
+                        let keep = keepingRaw ?? state.withLock { $0.decoding.keepingRaw }
+                        keepingRaw = keep
+                        run.forEach { line in
+                            if let incoming = decode(line, strings: strings, keepingRaw: keep) { batch.append(incoming) }
+                        }
                     case .decoded(let incoming, _): batch.append(incoming)
                     case .lost(let count): batch.append(.lost(count: count))
                     }
@@ -527,8 +564,28 @@ final class CodexMonitorRPC: Sendable {
                 }
                 return .dropped
             }
-            state.queue.append(entry)
             state.queuedBytes += entry.bytes
+            if case .line(let line) = entry, state.queue.count > state.head {
+                // After another line queued as bytes: into one run with it (a backlog read while
+                // a call waits then holds its lines in a few buffers, not an allocation each).
+                let last = state.queue.count - 1
+                switch state.queue[last] {
+                case .lines(var run) where run.hasRoom(for: line):
+                    state.queue[last] = .lost(0)  // the run's buffer is then only `run`'s: appended in place
+                    run.append(line)
+                    state.queue[last] = .lines(run)
+                    state.linesInRuns += 1
+                    return .queued
+                case .line(let previous) where previous.count + line.count <= LineRun.capacity:
+                    var run = LineRun(previous)
+                    run.append(line)
+                    state.queue[last] = .lines(run)
+                    state.linesInRuns += 1
+                    return .queued
+                default: break
+                }
+            }
+            state.queue.append(entry)
             return .queued
         }
         switch step {
@@ -587,4 +644,59 @@ private final class ResponseSlot: Sendable {
             if let ready { continuation.resume(returning: ready) }
         }
     }
+}
+
+/// Notification lines queued one after another as bytes, in one buffer: what a reader that
+/// cannot pause (a call waits for its response behind them) holds without an allocation per line.
+private struct LineRun {
+    /// A run's size, reserved at once: up to a few hundred lines.
+    static let capacity = 64 << 10
+
+    private var buffer: [UInt8] = []
+    /// Where each line ends in `buffer`.
+    private var ends: [Int] = []
+    /// Lines already split off the front (`removeFirst`).
+    private var first = 0
+
+    init(_ line: [UInt8]) {
+        buffer.reserveCapacity(Swift.max(Self.capacity, line.count))
+        append(line)
+    }
+
+    private init(lines: ArraySlice<UInt8>, ends: [Int]) {
+        buffer = Array(lines)
+        self.ends = ends
+    }
+
+    /// The lines it holds.
+    var count: Int { ends.count - first }
+
+    /// The wire bytes of the lines it holds.
+    var bytes: Int { buffer.count - start(of: first) }
+
+    func hasRoom(for line: [UInt8]) -> Bool { buffer.count + line.count <= Self.capacity }
+
+    mutating func append(_ line: [UInt8]) {
+        buffer.append(contentsOf: line)
+        ends.append(buffer.count)
+    }
+
+    /// Splits off the first `count` lines (fewer than it holds) as a run of their own.
+    mutating func removeFirst(_ count: Int) -> LineRun {
+        precondition(count > 0 && count < self.count, "a split leaves lines on both sides")
+        let from = start(of: first)
+        let to = ends[first + count - 1]
+        let front = LineRun(lines: buffer[from..<to], ends: ends[first..<(first + count)].map { $0 - from })
+        first += count
+        return front
+    }
+
+    /// Each line, in order, as its own array (what the decoders read).
+    func forEach(_ body: ([UInt8]) -> Void) {
+        for index in first..<ends.count {
+            body(Array(buffer[start(of: index)..<ends[index]]))
+        }
+    }
+
+    private func start(of index: Int) -> Int { index == 0 ? 0 : ends[index - 1] }
 }

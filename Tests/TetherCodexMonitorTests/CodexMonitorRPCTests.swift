@@ -273,6 +273,8 @@ import TetherNet
         let behind = rpc.queued
         #expect(behind.decoded + behind.lines == count)
         #expect(behind.lines > 0)
+        // Lines queued as bytes share buffers (runs of up to 64 KiB), not an allocation each.
+        #expect(behind.buffers * 50 < behind.lines, "\(behind.lines) lines in \(behind.buffers) buffers")
         #expect(behind.decoded * line(0).utf8.count <= CodexMonitorRPC.decodeAheadBudget + 2 * line(count).utf8.count)
 
         for index in 0..<count {
@@ -319,6 +321,36 @@ import TetherNet
         }
         #expect(data == (0..<10).map(String.init))
         #expect(sizes == [4, 4, 2])
+    }
+
+    /// Lines queued as bytes behind a call go into runs; a line too long for a run stays on its
+    /// own. Whatever the sizes and however few a poll takes (a run is split then), every line
+    /// comes out once, in order, as it went in.
+    @Test(arguments: [1, 3, 100]) func linesQueuedInRunsComeOutWhole(limit: Int) async throws {
+        let sizes = [10, 300, 70_000, 5, 40_000, 30_000, 200, 65_536, 1, 2, 100_000, 7]
+        func line(_ index: Int) -> String {
+            let padding = String(repeating: "x", count: sizes[index])
+            return #"{"method":"terminal-output","params":{"workspaceId":"ws-1","data":"\#(index)","pad":"\#(padding)"}}"#
+        }
+        let (rpc, connection) = makeRPC(budget: 64, callBudget: 8 << 20)
+        async let answer = rpc.call("ping", timeout: .seconds(5))
+        let request = try #require(try await connection.nextRequest())
+        for index in sizes.indices { connection.deliver(line(index)) }
+        connection.deliver("{\"id\":\(request["id"]!.serialized),\"result\":{\"ok\":true}}")
+        #expect(try await answer == ["ok": true])
+        let queued = rpc.queued
+        #expect(queued.lines == sizes.count)
+        #expect(queued.buffers < sizes.count)
+        #expect(queued.bytes == sizes.indices.map { line($0).utf8.count }.reduce(0, +))
+        var received: [String] = []
+        while case .incoming(let batch) = try await rpc.poll(upTo: limit, timeout: .milliseconds(50)) {
+            #expect(batch.count <= limit)
+            for case .notification(_, let params, _) in batch {
+                #expect(params["pad"]?.string?.count == sizes[received.count])
+                received.append(params["data"]?.string ?? "?")
+            }
+        }
+        #expect(received == sizes.indices.map(String.init))
     }
 
     @Test func messagesAreClassifiedByTheDaemonsEnvelope() {
