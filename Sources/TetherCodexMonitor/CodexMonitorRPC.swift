@@ -585,6 +585,13 @@ final class CodexMonitorRPC: Sendable {
                 default: break
                 }
             }
+            // A run that stops being the last entry keeps only the room its lines take: however
+            // runs and decoded entries alternate, only the last run holds room it may not fill.
+            if state.queue.count > state.head, case .lines(var run) = state.queue[state.queue.count - 1] {
+                state.queue[state.queue.count - 1] = .lost(0)
+                run.shrinkToFit()
+                state.queue[state.queue.count - 1] = .lines(run)
+            }
             state.queue.append(entry)
             return .queued
         }
@@ -648,7 +655,7 @@ private final class ResponseSlot: Sendable {
 
 /// Notification lines queued one after another as bytes, in one buffer: what a reader that
 /// cannot pause (a call waits for its response behind them) holds without an allocation per line.
-private struct LineRun {
+struct LineRun {
     /// A run's size, reserved at once: up to a few hundred lines.
     static let capacity = 64 << 10
 
@@ -674,7 +681,19 @@ private struct LineRun {
     /// The wire bytes of the lines it holds.
     var bytes: Int { buffer.count - start(of: first) }
 
+    /// The bytes its buffer takes, room included (for tests).
+    var reserved: Int { buffer.capacity }
+
     func hasRoom(for line: [UInt8]) -> Bool { buffer.count + line.count <= Self.capacity }
+
+    /// Lets go of the room reserved for lines that will not come.
+    mutating func shrinkToFit() {
+        guard buffer.capacity - buffer.count > 4096 else { return }
+        var fitted: [UInt8] = []
+        fitted.reserveCapacity(buffer.count)
+        fitted.append(contentsOf: buffer)
+        buffer = fitted
+    }
 
     mutating func append(_ line: [UInt8]) {
         buffer.append(contentsOf: line)

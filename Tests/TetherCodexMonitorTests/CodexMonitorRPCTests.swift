@@ -353,6 +353,20 @@ import TetherNet
         #expect(received == sizes.indices.map(String.init))
     }
 
+    /// A run reserves room for the lines that may follow; once it is no longer the last entry
+    /// it gives back what they did not take, so runs cut short cost their lines, not 64 KiB each.
+    @Test func aRunCutShortGivesBackItsRoom() {
+        var run = LineRun(Array(repeating: 0x61, count: 300))
+        run.append(Array(repeating: 0x62, count: 200))
+        #expect(run.reserved >= LineRun.capacity)
+        run.shrinkToFit()
+        #expect(run.count == 2 && run.bytes == 500)
+        #expect(run.reserved < 1024)
+        var lines: [[UInt8]] = []
+        run.forEach { lines.append($0) }
+        #expect(lines == [Array(repeating: 0x61, count: 300), Array(repeating: 0x62, count: 200)])
+    }
+
     @Test func messagesAreClassifiedByTheDaemonsEnvelope() {
         typealias M = CodexMonitorRPC.Message
         #expect(M.classify(json(#"{"id":3,"result":{"ok":true}}"#)) == .response(id: 3, .success(["ok": true])))
