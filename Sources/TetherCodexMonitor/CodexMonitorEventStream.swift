@@ -123,8 +123,9 @@ struct CodexMonitorEventStream: Sendable {
                 case .timedOut:
                     if handled == 0 { try await execute(machine.tick(at: Event.now()), &machine, &link, outbox) }
                 case .incoming(let batch):
-                    let now = Event.now()  // when this burst was taken: its receive time
                     for incoming in batch {
+                        // Read per notification: a resync or a send inside the batch takes time.
+                        let now = Event.now()
                         if machine.isDone { break }  // the rest goes with the connection, closed next
                         switch incoming {
                         case .lost(let count):

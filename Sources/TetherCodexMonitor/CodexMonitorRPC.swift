@@ -82,6 +82,20 @@ final class CodexMonitorRPC: Sendable {
             if case .lines(let run) = self { return run.count }
             return 1
         }
+
+        /// Whether this is a run with room for `line`.
+        func runHasRoom(for line: [UInt8]) -> Bool {
+            if case .lines(let run) = self { return run.hasRoom(for: line) }
+            return false
+        }
+
+        /// The run this slot holds, taken out (the slot left `.lost(0)` until it is put back):
+        /// the caller then holds the run's buffer alone, so changing it copies nothing.
+        mutating func takeRun() -> LineRun? {
+            guard case .lines(let run) = self else { return nil }
+            self = .lost(0)
+            return run
+        }
     }
 
     /// What one wait for the queue yields, before the lines are parsed: one entry or more, in order.
@@ -155,13 +169,13 @@ final class CodexMonitorRPC: Sendable {
             var taken = 0
             var count = 0
             while count < limit, head < queue.count, entries.isEmpty || taken + queue[head].bytes <= byteLimit {
-                if case .lines(var run) = queue[head], run.count > limit - count {
-                    queue[head] = .lost(0)  // `run` alone holds the buffer: split in place
+                if queue[head].count > limit - count, var run = queue[head].takeRun() {
+                    // Only part of the run fits: its first lines are copied out, the rest stays.
                     let front = run.removeFirst(limit - count)
                     queue[head] = .lines(run)
-                    linesInRuns -= front.count
+                    linesInRuns -= front.count - 1
                     queuedBytes -= front.bytes
-                    entries.append(.lines(front))
+                    entries.append(front.count == 1 ? .line(front.line(0)) : .lines(front))
                     break
                 }
                 guard let entry = takeFirst() else { break }
@@ -170,6 +184,18 @@ final class CodexMonitorRPC: Sendable {
                 entries.append(entry)
             }
             return entries
+        }
+
+        /// Queues an entry after the others. A run that stops being the last entry keeps only
+        /// the room its lines take: however runs, decoded entries and drop markers alternate,
+        /// only the last run holds room it may not fill, and the bound in wire bytes stays the
+        /// bound in memory.
+        mutating func append(_ entry: Entry) {
+            if queue.count > head, var run = queue[queue.count - 1].takeRun() {
+                run.shrinkToFit()
+                queue[queue.count - 1] = .lines(run)
+            }
+            queue.append(entry)
         }
 
         /// Resumes a paused reader (the caller resumes what this returns outside the lock).
@@ -294,11 +320,12 @@ final class CodexMonitorRPC: Sendable {
         state.withLock { $0.decoding = decoding }
     }
 
-    /// What waits in the queue: lines as bytes, the buffers holding them (a run of lines is one),
-    /// notifications decoded ahead, and the wire bytes they hold against the budget (for tests).
-    var queued: (lines: Int, buffers: Int, decoded: Int, bytes: Int) {
+    /// What waits in the queue: lines as bytes, the buffers holding them (a run of lines is one)
+    /// and the bytes those runs reserve, notifications decoded ahead, and the wire bytes they
+    /// hold against the budget (for tests).
+    var queued: (lines: Int, buffers: Int, reserved: Int, decoded: Int, bytes: Int) {
         state.withLock { state in
-            var lines = 0, buffers = 0, decoded = 0
+            var lines = 0, buffers = 0, reserved = 0, decoded = 0
             for entry in state.queue[state.head...] {
                 switch entry {
                 case .line:
@@ -307,11 +334,12 @@ final class CodexMonitorRPC: Sendable {
                 case .lines(let run):
                     lines += run.count
                     buffers += 1
+                    reserved += run.reserved
                 case .decoded: decoded += 1
                 case .lost: break
                 }
             }
-            return (lines, buffers, decoded, state.queuedBytes)
+            return (lines, buffers, reserved, decoded, state.queuedBytes)
         }
     }
 
@@ -387,7 +415,8 @@ final class CodexMonitorRPC: Sendable {
         return .notification(method: method, params: params, raw: value)
     }
 
-    /// The oldest queued entries, up to `limit`, waiting for one up to `timeout` (nil: no limit;
+    /// The oldest queued notifications, up to `limit` of them and `decodeAheadBudget` bytes of
+    /// wire (`State.takeFirst(upTo:bytes:)`), waiting for one up to `timeout` (nil: no limit;
     /// zero or less: only what is queued). The timer is armed only when the consumer has to wait.
     private func take(upTo limit: Int, timeout: Duration?) async throws -> Taken {
         let token = state.withLock { state -> Int in
@@ -481,8 +510,8 @@ final class CodexMonitorRPC: Sendable {
         return route(value, line: line, strings: strings)
     }
 
-    /// A parsed line: a response goes to its call, a notification to the queue (decoded, since
-    /// it was parsed: `decodesAhead` may have changed while it was, which only moves the bound).
+    /// A parsed line: a response goes to its call, a notification to the queue — decoded while
+    /// the reader decodes ahead, else as the line's bytes (`queue`), as any other.
     private func route(_ value: JSONValue, line: [UInt8], strings: JSONStringTable) -> Entry? {
         switch Message.classify(value) {
         case .response(let id, let result):
@@ -560,39 +589,32 @@ final class CodexMonitorRPC: Sendable {
                 if state.queue.count > state.head, case .lost(let count) = state.queue[state.queue.count - 1] {
                     state.queue[state.queue.count - 1] = .lost(count + 1)
                 } else {
-                    state.queue.append(.lost(1))
+                    state.append(.lost(1))
                 }
                 return .dropped
             }
             state.queuedBytes += entry.bytes
             if case .line(let line) = entry, state.queue.count > state.head {
-                // After another line queued as bytes: into one run with it (a backlog read while
-                // a call waits then holds its lines in a few buffers, not an allocation each).
+                // After another line queued as bytes: into one run with it (a backlog — lines a
+                // reader that may not pause reads while a call waits, or a consumer's backlog
+                // when nothing decodes ahead — then holds its lines in a few buffers, not an
+                // allocation each).
                 let last = state.queue.count - 1
-                switch state.queue[last] {
-                case .lines(var run) where run.hasRoom(for: line):
-                    state.queue[last] = .lost(0)  // the run's buffer is then only `run`'s: appended in place
+                if state.queue[last].runHasRoom(for: line), var run = state.queue[last].takeRun() {
                     run.append(line)
                     state.queue[last] = .lines(run)
                     state.linesInRuns += 1
                     return .queued
-                case .line(let previous) where previous.count + line.count <= LineRun.capacity:
+                }
+                if case .line(let previous) = state.queue[last], previous.count + line.count <= LineRun.capacity {
                     var run = LineRun(previous)
                     run.append(line)
                     state.queue[last] = .lines(run)
                     state.linesInRuns += 1
                     return .queued
-                default: break
                 }
             }
-            // A run that stops being the last entry keeps only the room its lines take: however
-            // runs and decoded entries alternate, only the last run holds room it may not fill.
-            if state.queue.count > state.head, case .lines(var run) = state.queue[state.queue.count - 1] {
-                state.queue[state.queue.count - 1] = .lost(0)
-                run.shrinkToFit()
-                state.queue[state.queue.count - 1] = .lines(run)
-            }
-            state.queue.append(entry)
+            state.append(entry)
             return .queued
         }
         switch step {
@@ -653,8 +675,9 @@ private final class ResponseSlot: Sendable {
     }
 }
 
-/// Notification lines queued one after another as bytes, in one buffer: what a reader that
-/// cannot pause (a call waits for its response behind them) holds without an allocation per line.
+/// Notification lines queued one after another as bytes, in one buffer: what a backlog holds
+/// without an allocation per line — a reader that may not pause (a call waits for its response
+/// behind the lines) or a consumer that decodes as it takes (nothing decodes ahead).
 struct LineRun {
     /// A run's size, reserved at once: up to a few hundred lines.
     static let capacity = 64 << 10
@@ -708,6 +731,11 @@ struct LineRun {
         let front = LineRun(lines: buffer[from..<to], ends: ends[first..<(first + count)].map { $0 - from })
         first += count
         return front
+    }
+
+    /// Its line at `index` (0: the first it holds), as an array of its own.
+    func line(_ index: Int) -> [UInt8] {
+        Array(buffer[start(of: first + index)..<ends[first + index]])
     }
 
     /// Each line, in order, as its own array (what the decoders read).

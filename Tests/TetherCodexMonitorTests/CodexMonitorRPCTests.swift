@@ -288,7 +288,9 @@ import TetherNet
     }
 
     /// A follower takes what is queued in one hand-over: in order, never more than it asked for,
-    /// a line that is not JSON skipped, and the end of the connection only after the last line.
+    /// a line that is not JSON skipped (by the reader when it decodes ahead, else by the
+    /// consumer: it passes for a notification until parsed), and the end of the connection only
+    /// after the last line.
     @Test(arguments: [false, true]) func aBatchIsWhatIsQueuedInOrderUpToItsLimit(decodingAhead: Bool) async throws {
         func line(_ index: Int) -> String {
             #"{"method":"terminal-output","params":{"workspaceId":"ws-1","terminalId":"t1","data":"\#(index)"}}"#
@@ -297,10 +299,12 @@ import TetherNet
         rpc.setDecoding(.init(keepingRaw: true, ahead: decodingAhead))
         #expect(try await rpc.poll(upTo: 8, timeout: .milliseconds(20)) == .timedOut)
         for index in 0..<5 { connection.deliver(line(index)) }
-        connection.deliver("{not json")
+        connection.deliver(#"{"method":"terminal-output","params":{"data":tru}}"#)
         for index in 5..<10 { connection.deliver(line(index)) }
         connection.close()
-        for _ in 0..<500 where rpc.queued.lines + rpc.queued.decoded < 10 { try await Task.sleep(for: .milliseconds(10)) }
+        let queued = decodingAhead ? 10 : 11
+        for _ in 0..<500 where rpc.queued.lines + rpc.queued.decoded < queued { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(rpc.queued.lines + rpc.queued.decoded == queued)
         var data: [String] = []
         var sizes: [Int] = []
         polling: while true {
@@ -320,7 +324,7 @@ import TetherNet
             }
         }
         #expect(data == (0..<10).map(String.init))
-        #expect(sizes == [4, 4, 2])
+        #expect(sizes == (decodingAhead ? [4, 4, 2] : [4, 3, 3]))
     }
 
     /// Lines queued as bytes behind a call go into runs; a line too long for a run stays on its
@@ -346,6 +350,10 @@ import TetherNet
         while case .incoming(let batch) = try await rpc.poll(upTo: limit, timeout: .milliseconds(50)) {
             #expect(batch.count <= limit)
             for case .notification(_, let params, _) in batch {
+                guard received.count < sizes.count else {
+                    Issue.record("more lines came out than went in")
+                    return
+                }
                 #expect(params["pad"]?.string?.count == sizes[received.count])
                 received.append(params["data"]?.string ?? "?")
             }
@@ -353,18 +361,26 @@ import TetherNet
         #expect(received == sizes.indices.map(String.init))
     }
 
-    /// A run reserves room for the lines that may follow; once it is no longer the last entry
-    /// it gives back what they did not take, so runs cut short cost their lines, not 64 KiB each.
-    @Test func aRunCutShortGivesBackItsRoom() {
-        var run = LineRun(Array(repeating: 0x61, count: 300))
-        run.append(Array(repeating: 0x62, count: 200))
-        #expect(run.reserved >= LineRun.capacity)
-        run.shrinkToFit()
-        #expect(run.count == 2 && run.bytes == 500)
-        #expect(run.reserved < 1024)
-        var lines: [[UInt8]] = []
-        run.forEach { lines.append($0) }
-        #expect(lines == [Array(repeating: 0x61, count: 300), Array(repeating: 0x62, count: 200)])
+    /// A run reserves room for the lines that may follow; once it is no longer the last entry —
+    /// another entry follows it, or the marker of lines dropped past the call budget — it gives
+    /// back what they did not take: the bound in wire bytes stays the bound in memory.
+    @Test func aRunCutShortGivesBackItsRoom() async throws {
+        func line(_ index: Int) -> String {
+            #"{"method":"terminal-output","params":{"workspaceId":"ws-1","data":"\#(index)","pad":"\#(String(repeating: "x", count: 250))"}}"#
+        }
+        let (rpc, connection) = makeRPC(budget: 64, callBudget: 4096)
+        async let answer = rpc.call("ping", timeout: .seconds(5))
+        let request = try #require(try await connection.nextRequest())
+        for index in 0..<40 { connection.deliver(line(index)) }  // past the call budget: some dropped
+        connection.deliver("{\"id\":\(request["id"]!.serialized),\"result\":{\"ok\":true}}")
+        #expect(try await answer == ["ok": true])
+        let queued = rpc.queued
+        #expect(queued.buffers == 1 && queued.lines > 1 && queued.bytes <= 4096)
+        #expect(queued.reserved < 2 * 4096, "a run followed by a drop marker reserves \(queued.reserved) bytes")
+        var received: [CodexMonitorRPC.Incoming] = []
+        while case .incoming(let batch) = try await rpc.poll(upTo: 100, timeout: .milliseconds(50)) { received += batch }
+        #expect(received.count == queued.lines + 1)
+        #expect(received.last == .lost(count: 40 - queued.lines))
     }
 
     @Test func messagesAreClassifiedByTheDaemonsEnvelope() {
