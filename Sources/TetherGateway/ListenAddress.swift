@@ -4,19 +4,20 @@ import TetherCore
 public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     public static let standard = ListenAddress(host: "127.0.0.1", port: 7420)
 
-    public let host: String
-    public let port: Int
+    /// The address, as the one reader of `host:port` (`HostPort`) parsed it.
+    public let address: HostPort
+    public var host: String { address.host }
+    public var port: Int { address.port }
 
     public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
+        address = HostPort(host: host, port: port)
     }
 
-    /// `HOST:PORT` by the rules of `HostPort(listening:)`, the one reader of addresses: the
-    /// `--listen` flag and the `[serve]` table's `listen` accept the same texts.
+    /// `HOST:PORT` by the rules of `HostPort(listening:)`: the `--listen` flag and the
+    /// `[serve]` table's `listen` accept the same texts.
     public init?(_ text: String) {
         guard let address = HostPort(listening: text) else { return nil }
-        self.init(host: address.host, port: address.port)
+        self.address = address
     }
 
     /// Loopback only: 127.0.0.0/8, ::1, localhost. Anything else is reachable from the network.
@@ -25,7 +26,7 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         return host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var description: String { address.description }
 
     /// The URL a client uses, with the port actually bound.
     public func url(boundPort: Int) -> String {
