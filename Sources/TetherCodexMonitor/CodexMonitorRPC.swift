@@ -353,8 +353,9 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
-    /// Every notification queued, up to `limit` (and `decodeAheadBudget` bytes of wire), in order — waiting for the first up to
-    /// `timeout` (nil: no limit; zero: only what is queued). One hand-over for a burst, where
+    /// Every notification queued, up to `limit` (and `decodeAheadBudget` bytes of wire), in
+    /// order — waiting for the first up to `timeout` (nil: no limit; zero: only what is
+    /// queued). One hand-over for a burst, where
     /// `poll(timeout:)` takes the queue's lock and perhaps suspends once per line. Nothing is
     /// lost to the timeout. A line the reader did not decode ahead is decoded here (`Decoding`),
     /// in the consumer's task; one that is not JSON is logged and skipped. `strings`: the
@@ -368,19 +369,16 @@ final class CodexMonitorRPC: Sendable {
             case .entries(let entries):
                 var batch: [Incoming] = []
                 batch.reserveCapacity(entries.count)
-                var keepingRaw: Bool?
+                var keepingRaw: Bool?  // read once a batch has a line to decode
+                func decodeLine(_ line: [UInt8]) {
+                    let keep = keepingRaw ?? state.withLock { $0.decoding.keepingRaw }
+                    keepingRaw = keep
+                    if let incoming = decode(line, strings: strings, keepingRaw: keep) { batch.append(incoming) }
+                }
                 for entry in entries {
                     switch entry {
-                    case .line(let line):
-                        let keep = keepingRaw ?? state.withLock { $0.decoding.keepingRaw }
-                        keepingRaw = keep
-                        if let incoming = decode(line, strings: strings, keepingRaw: keep) { batch.append(incoming) }
-                    case .lines(let run):
-                        let keep = keepingRaw ?? state.withLock { $0.decoding.keepingRaw }
-                        keepingRaw = keep
-                        run.forEach { line in
-                            if let incoming = decode(line, strings: strings, keepingRaw: keep) { batch.append(incoming) }
-                        }
+                    case .line(let line): decodeLine(line)
+                    case .lines(let run): run.forEach(decodeLine)
                     case .decoded(let incoming, _): batch.append(incoming)
                     case .lost(let count): batch.append(.lost(count: count))
                     }
@@ -503,16 +501,17 @@ final class CodexMonitorRPC: Sendable {
                 return enqueue(.decoded(.delta(delta), bytes: line.count))
             }
             guard let value = parsed(line, strings: strings) else { return nil }
-            return route(value, line: line, strings: strings)
+            return route(value, line: line, decodedAhead: true)
         }
-        if CodexMonitorEnvelope.of(line) == .notification { return queue(line, strings: strings) }
+        if CodexMonitorEnvelope.of(line) == .notification { return enqueue(.line(line)) }
         guard let value = parsed(line, strings: nil) else { return nil }
-        return route(value, line: line, strings: strings)
+        return route(value, line: line, decodedAhead: false)
     }
 
-    /// A parsed line: a response goes to its call, a notification to the queue — decoded while
-    /// the reader decodes ahead, else as the line's bytes (`queue`), as any other.
-    private func route(_ value: JSONValue, line: [UInt8], strings: JSONStringTable) -> Entry? {
+    /// A parsed line: a response goes to its call, a notification to the queue — decoded when
+    /// the reader decodes ahead (`decodedAhead`, decided once per line by `handle`), else as the
+    /// line's bytes, as any other.
+    private func route(_ value: JSONValue, line: [UInt8], decodedAhead: Bool) -> Entry? {
         switch Message.classify(value) {
         case .response(let id, let result):
             let slot = state.withLock { $0.pending.removeValue(forKey: id) }
@@ -525,10 +524,8 @@ final class CodexMonitorRPC: Sendable {
         case .notification(let method, let params):
             // Decoded ahead, or one the envelope could not vouch for (an escaped key, a repeated
             // one): still a notification, queued like the others.
-            if state.withLock({ $0.decodesAhead }) != nil {
-                return enqueue(.decoded(.notification(method: method, params: params, raw: value), bytes: line.count))
-            }
-            return queue(line, strings: strings)
+            if decodedAhead { return enqueue(.decoded(.notification(method: method, params: params, raw: value), bytes: line.count)) }
+            return enqueue(.line(line))
         case .request(let id, let method):
             logger.warning("skipping a request from the CodexMonitor daemon, which Tether does not answer",
                            metadata: ["id": "\(id.serialized)", "method": "\(method)"])
@@ -537,15 +534,6 @@ final class CodexMonitorRPC: Sendable {
                            metadata: ["reason": "\(reason)", "line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
         }
         return nil
-    }
-
-    /// A notification line as it is queued: decoded when the reader decodes ahead (nil: it is
-    /// not JSON, logged and skipped), else its bytes. While a call waits the queue may grow
-    /// past the reader's budget: beyond it, lines wait as bytes.
-    private func queue(_ line: [UInt8], strings: JSONStringTable) -> Entry? {
-        guard let keepingRaw = state.withLock({ $0.decodesAhead }) else { return enqueue(.line(line)) }
-        guard let incoming = decode(line, strings: strings, keepingRaw: keepingRaw) else { return nil }
-        return enqueue(.decoded(incoming, bytes: line.count))
     }
 
     /// The queued bytes at which the reader pauses while no call waits: `notificationBudget`,
