@@ -15,8 +15,8 @@ import TetherCore
 public struct ServeSettings: Sendable, Equatable {
     public static let keys = ["listen", "db", "retain_days", "tokens", "notify", "public_url"]
 
-    /// `HOST:PORT`, checked with the same rules as `--listen` (`HostPort(listening:)`).
-    public var listen: String?
+    /// Read with the same rules as `--listen` (`HostPort(listening:)`).
+    public var listen: HostPort?
     public var db: String?
     public var retainDays: Double?
     public var tokens: [ConfiguredSecret]
@@ -24,7 +24,7 @@ public struct ServeSettings: Sendable, Equatable {
     public var notifyCommand: [String]?
     public var publicURL: URL?
 
-    public init(listen: String? = nil, db: String? = nil, retainDays: Double? = nil, tokens: [ConfiguredSecret] = [],
+    public init(listen: HostPort? = nil, db: String? = nil, retainDays: Double? = nil, tokens: [ConfiguredSecret] = [],
                 notifyURL: URL? = nil, notifyCommand: [String]? = nil, publicURL: URL? = nil) {
         self.listen = listen
         self.db = db
@@ -37,10 +37,12 @@ public struct ServeSettings: Sendable, Equatable {
 
     init(table: ConfigTable) throws {
         try table.rejectUnknownKeys(Self.keys, in: "the [serve] table")
-        listen = try table.string("listen", example: "\"127.0.0.1:7420\"")
-        if let listen, HostPort(listening: listen) == nil {
-            throw table.invalid("listen", "\"\(listen)\" is not HOST:PORT (port 0 picks a free one; [::1]:PORT for IPv6)",
-                                example: "\"127.0.0.1:7420\"")
+        if let text = try table.string("listen", example: "\"127.0.0.1:7420\"") {
+            guard let address = HostPort(listening: text) else {
+                throw table.invalid("listen", "\"\(text)\" is not HOST:PORT (port 0 picks a free one; [::1]:PORT for IPv6)",
+                                    example: "\"127.0.0.1:7420\"")
+            }
+            listen = address
         }
         db = try table.localPath("db", example: "\"~/.local/state/tether/gateway.sqlite\"")
         retainDays = try table.number("retain_days", in: 0.0001...36_500, example: "7")

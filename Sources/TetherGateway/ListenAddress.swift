@@ -13,6 +13,10 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         address = HostPort(host: host, port: port)
     }
 
+    public init(_ address: HostPort) {
+        self.address = address
+    }
+
     /// `HOST:PORT` by the rules of `HostPort(listening:)`: the `--listen` flag and the
     /// `[serve]` table's `listen` accept the same texts.
     public init?(_ text: String) {

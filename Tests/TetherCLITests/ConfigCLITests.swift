@@ -78,6 +78,18 @@ import TetherCore
         #expect(unknown.status == 64)
     }
 
+    /// `--listen` is read by the same reader as `[serve] listen`, when the arguments are: a bad
+    /// address is a usage error that names the flag and the text, before anything starts.
+    @Test("--listen refuses what [serve] listen refuses", arguments: [["serve"], ["simulate", "opencode"]])
+    func aBadListenAddressIsAUsageError(command: [String]) async throws {
+        for text in ["7420", "host:+80", "ho st:80", "[]:80"] {
+            let result = try await TetherProcess.run(command + ["--listen", text], environment: ["XDG_CONFIG_HOME": "/nonexistent-xdg"])
+            #expect(result.status == 64, "\(command) --listen \(text): \(result.stderr)")
+            #expect(result.stderr.contains("--listen takes HOST:PORT") && result.stderr.contains(text), "\(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
     @Test func anUnsupportedCommandSaysSoAndExits64() async throws {
         let config = try TemporaryConfig("""
             [profiles.o]

@@ -38,17 +38,15 @@ struct ServeCommand: AsyncParsableCommand {
     /// Shown in the help; the values are read by `ServedProfileArguments` (see there why).
     @Option(name: [.short, .customLong("profile")], help: ArgumentHelp("Serve this profile (repeatable; default: every profile of the config).", valueName: "name"))
     var profiles: [String] = []
-    @Option(help: ArgumentHelp("Where to listen (default: [serve] listen, else 127.0.0.1:7420; port 0 picks a free one).", valueName: "host:port"))
-    var listen: String?
+    @Option(help: ArgumentHelp("Where to listen (default: [serve] listen, else 127.0.0.1:7420; port 0 picks a free one).", valueName: "host:port"),
+            transform: ListenArgument.parse)
+    var listen: HostPort?
     @Option(help: ArgumentHelp("The event log (default: [serve] db, else $XDG_STATE_HOME/tether/gateway.sqlite).", valueName: "path"))
     var db: String?
     @Option(help: ArgumentHelp("Keep events this many days (default: [serve] retain_days, else 7; fractions work).", valueName: "days"))
     var retain: Double?
 
     func validate() throws {
-        if let listen, ListenAddress(listen) == nil {
-            throw ValidationError("--listen takes HOST:PORT, e.g. 127.0.0.1:7420 (port 0 picks a free one)")
-        }
         if let retain, !(retain.isFinite && retain > 0) {
             throw ValidationError("--retain is a positive number of days, e.g. 7 or 0.5; got \(retain)")
         }
@@ -103,13 +101,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// The `[serve]` table with the flags over it, tokens resolved.
     static func configuration(_ settings: ServeSettings, flags: ServeCommand, environment: ConfigEnvironment) throws -> GatewayConfiguration {
-        let listenText = flags.listen ?? settings.listen
-        let listen = try listenText.map { text in
-            guard let address = ListenAddress(text) else {
-                throw TetherError(.configuration, "[serve] listen = \"\(text)\" is not HOST:PORT", hint: "write it like listen = \"127.0.0.1:7420\"")
-            }
-            return address
-        } ?? .standard
+        let listen = (flags.listen ?? settings.listen).map(ListenAddress.init) ?? .standard
         let database = flags.db.map { environment.expandingTilde(in: $0) } ?? settings.db
             ?? ConfigPaths.stateDirectory(environment: environment) + "/gateway.sqlite"
         let tokens = try settings.tokens.map { try $0.resolve(environment) }

@@ -34,7 +34,8 @@ struct SimulateCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: ArgumentHelp("The backend to simulate: \(Simulated.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "backend"))
     var backend: Simulated
-    @Option(help: ArgumentHelp("Where to listen.", valueName: "host:port")) var listen = "127.0.0.1:0"
+    @Option(help: ArgumentHelp("Where to listen (default: 127.0.0.1:0, a free port, printed on stdout).", valueName: "host:port"), transform: ListenArgument.parse)
+    var listen = HostPort(host: "127.0.0.1", port: 0)
     @Option(help: "Force a scripted scenario for every turn.") var scenario: String?
     @Option(help: "Require this password (opencode, user \"opencode\") or bearer token (codex-worker).") var token: String?
     @Option(help: ArgumentHelp("Time between scripted events, in milliseconds; fractions work (codex-worker keeps 0.2 ms, 5,000 events a second, on average).", valueName: "ms"))
@@ -64,9 +65,6 @@ struct SimulateCommand: AsyncParsableCommand {
     var workspaceDir: String?
 
     func validate() throws {
-        guard HostPort(listening: listen) != nil else {
-            throw ValidationError("--listen takes HOST:PORT, e.g. 127.0.0.1:4096 (port 0 picks a free one)")
-        }
         if let floodRate, floodRate < 1 {
             throw ValidationError("--flood-rate takes a positive number of deltas per second")
         }
@@ -100,8 +98,7 @@ struct SimulateCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let logger = LogSetup.logger(verbosity: options.verbose)
-            let address = HostPort(listening: listen)!
-            let port = UInt16(address.port)  // 0–65535 by the parse
+            let port = UInt16(listen.port)  // 0–65535 by the parse
             let url: URL
             let stop: @Sendable () async -> Void
             switch backend {
@@ -114,13 +111,13 @@ struct SimulateCommand: AsyncParsableCommand {
                 simOptions.floodShape = floodShape.flatMap(FloodShape.init(rawValue:))
                 simOptions.floodClose = floodClose
                 let simulator = OpenCodeSimulator(options: simOptions, logger: logger)
-                url = try await simulator.start(host: address.host, port: port)
+                url = try await simulator.start(host: listen.host, port: port)
                 stop = { await simulator.stop() }
             case .codexWorker:
                 var simOptions = CodexWorkerSimulator.Options(token: token, retention: retention, pacing: pacingDuration)
                 simOptions.closeFinishedStreams = floodClose
                 let simulator = CodexWorkerSimulator(options: simOptions, logger: logger)
-                url = try await simulator.start(host: address.host, port: port)
+                url = try await simulator.start(host: listen.host, port: port)
                 stop = { await simulator.stop() }
             case .codexmonitor:
                 var simOptions = CodexMonitorSimulator.Options(token: token, pacing: pacingDuration, reorderResponses: reorder)
@@ -130,16 +127,16 @@ struct SimulateCommand: AsyncParsableCommand {
                 simOptions.floodShape = floodShape.flatMap(FloodShape.init(rawValue:)) ?? .longParts
                 simOptions.floodClose = floodClose
                 let simulator = CodexMonitorSimulator(options: simOptions, logger: logger)
-                let bound = try await simulator.start(host: address.host, port: address.port)
+                let bound = try await simulator.start(host: listen.host, port: listen.port)
                 url = URL(string: "tcp://\(bound.host):\(bound.port)")!
                 stop = { await simulator.stop() }
             case .notification:
                 let simulator = NotificationSimulator(options: .init(shape: contractShape ? .contract : .desktop), logger: logger)
-                url = try await simulator.start(host: address.host, port: port)
+                url = try await simulator.start(host: listen.host, port: port)
                 stop = { await simulator.stop() }
             case .sse:
                 let server = SSEScriptServer(logger: logger)
-                url = try await server.start(host: address.host, port: port)
+                url = try await server.start(host: listen.host, port: port)
                 stop = { await server.stop() }
             }
             // A TCP daemon is addressed as HOST:PORT (a profile's `address`); HTTP servers by URL.
