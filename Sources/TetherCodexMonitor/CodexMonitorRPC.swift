@@ -41,22 +41,18 @@ final class CodexMonitorRPC: Sendable {
         case lost(count: Int)
     }
 
-    /// The outcome of waiting for a notification with a time limit.
-    enum Poll: Sendable, Equatable {
-        case incoming(Incoming)
+    /// The outcome of waiting with a time limit: what came, or why nothing did.
+    enum Polled<Received: Sendable & Equatable>: Sendable, Equatable {
+        case incoming(Received)
         case timedOut
         /// The connection ended cleanly (a broken one throws).
         case ended
     }
 
-    /// The outcome of waiting for notifications with a time limit: what was queued, in order
-    /// (never empty), up to the limit asked for.
-    enum Batch: Sendable, Equatable {
-        case incoming([Incoming])
-        case timedOut
-        /// The connection ended cleanly (a broken one throws).
-        case ended
-    }
+    /// Waiting for one notification.
+    typealias Poll = Polled<Incoming>
+    /// Waiting for a burst: what was queued, in order (never empty), up to the limit asked for.
+    typealias Batch = Polled<[Incoming]>
 
     /// What waits in the queue: a notification line as it arrived, lines that queued one after
     /// another as bytes (a run), one the reader decoded (with the length of its line), or a
@@ -401,10 +397,28 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
+    /// A line read for a consumer: an item delta straight from its bytes when the consumer keeps
+    /// no `raw`, else the parse.
+    private enum Read {
+        case delta(CodexMonitorDelta)
+        case value(JSONValue)
+    }
+
+    /// How a line is read, by the consumer (`decode`) or by the reader ahead of it (`handle`);
+    /// nil (logged) when it is not JSON.
+    private func read(_ line: [UInt8], strings: JSONStringTable?, keepingRaw: Bool) -> Read? {
+        if !keepingRaw, let delta = CodexMonitorDelta.read(line, strings: strings) { return .delta(delta) }
+        return parsed(line, strings: strings).map(Read.value)
+    }
+
     /// A queued line as the consumer receives it; nil (logged) when it is not a notification after all.
     private func decode(_ line: [UInt8], strings: JSONStringTable?, keepingRaw: Bool) -> Incoming? {
-        if !keepingRaw, let delta = CodexMonitorDelta.read(line, strings: strings) { return .delta(delta) }
-        guard let value = parsed(line, strings: strings) else { return nil }
+        let value: JSONValue
+        switch read(line, strings: strings, keepingRaw: keepingRaw) {
+        case .delta(let delta): return .delta(delta)
+        case .value(let parsed): value = parsed
+        case nil: return nil
+        }
         guard case .notification(let method, let params) = Message.classify(value) else {
             logger.warning("skipping a CodexMonitor line that is not a notification",
                            metadata: ["line": "\(String(decoding: line.prefix(200), as: UTF8.self))"])
@@ -496,12 +510,12 @@ final class CodexMonitorRPC: Sendable {
     /// Notifications are queued unparsed (or decoded: `setDecoding`); everything else is parsed here.
     private func handle(_ line: [UInt8], strings: JSONStringTable) -> Entry? {
         if let keepingRaw = state.withLock({ $0.decodesAhead }) {
-            // Parsed whatever it is: telling a notification from a response first would read it twice.
-            if !keepingRaw, let delta = CodexMonitorDelta.read(line, strings: strings) {
-                return enqueue(.decoded(.delta(delta), bytes: line.count))
+            // Read whatever it is: telling a notification from a response first would read it twice.
+            switch read(line, strings: strings, keepingRaw: keepingRaw) {
+            case .delta(let delta): return enqueue(.decoded(.delta(delta), bytes: line.count))
+            case .value(let value): return route(value, line: line, decodedAhead: true)
+            case nil: return nil
             }
-            guard let value = parsed(line, strings: strings) else { return nil }
-            return route(value, line: line, decodedAhead: true)
         }
         if CodexMonitorEnvelope.of(line) == .notification { return enqueue(.line(line)) }
         guard let value = parsed(line, strings: nil) else { return nil }
