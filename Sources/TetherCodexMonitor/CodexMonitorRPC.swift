@@ -120,6 +120,9 @@ final class CodexMonitorRPC: Sendable {
         /// Lines held in runs beyond one per run: queued notifications are the entries after
         /// `head` and these.
         var linesInRuns = 0
+        /// Times the reader offered a notification the queue had refused (for tests: once per
+        /// time the consumer made room, not once per turn of a loop).
+        var reoffers = 0
 
         /// The oldest entry, released from the queue at once: a flood keeps the queue from
         /// ever running empty, so taken slots must not hold their lines until it does.
@@ -169,7 +172,7 @@ final class CodexMonitorRPC: Sendable {
                     // Only part of the run fits: its first lines are copied out, the rest stays.
                     let front = run.removeFirst(limit - count)
                     queue[head] = .lines(run)
-                    linesInRuns -= front.count - 1
+                    linesInRuns -= front.count  // the run stays one entry, `front.count` lines shorter
                     queuedBytes -= front.bytes
                     entries.append(front.count == 1 ? .line(front.line(0)) : .lines(front))
                     break
@@ -316,10 +319,14 @@ final class CodexMonitorRPC: Sendable {
         state.withLock { $0.decoding = decoding }
     }
 
+    /// Times the reader offered a refused notification again (for tests).
+    var reoffers: Int { state.withLock { $0.reoffers } }
+
     /// What waits in the queue: lines as bytes, the buffers holding them (a run of lines is one)
-    /// and the bytes those runs reserve, notifications decoded ahead, and the wire bytes they
-    /// hold against the budget (for tests).
-    var queued: (lines: Int, buffers: Int, reserved: Int, decoded: Int, bytes: Int) {
+    /// and the bytes those runs reserve, notifications decoded ahead, the wire bytes they hold
+    /// against the budget, and how many notifications (a drop marker is one) the queue counts
+    /// (for tests).
+    var queued: (lines: Int, buffers: Int, reserved: Int, decoded: Int, bytes: Int, counted: Int) {
         state.withLock { state in
             var lines = 0, buffers = 0, reserved = 0, decoded = 0
             for entry in state.queue[state.head...] {
@@ -335,7 +342,10 @@ final class CodexMonitorRPC: Sendable {
                 case .lost: break
                 }
             }
-            return (lines, buffers, reserved, decoded, state.queuedBytes)
+            // What the queue counts it holds (its entries and the lines runs hold beyond one):
+            // the fast path of `takeFirst(upTo:bytes:)` trusts it.
+            let counted = state.queue.count - state.head + state.linesInRuns
+            return (lines, buffers, reserved, decoded, state.queuedBytes, counted)
         }
     }
 
@@ -563,8 +573,12 @@ final class CodexMonitorRPC: Sendable {
         while let waiting = held {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow: Bool = state.withLock { state in
-                    let roomy = state.queuedBytes <= budget(state) / 2
-                    if roomy || !state.pending.isEmpty || state.end != nil || state.closing { return true }
+                    // Offered again only once it fits, as `enqueue` decides: a line larger than the
+                    // room left, with the queue at most half full, would otherwise be offered and
+                    // refused over and over, the reader busy until the consumer takes some.
+                    state.reoffers += 1
+                    let fits = state.queuedBytes == 0 || state.queuedBytes + waiting.bytes <= budget(state)
+                    if fits || !state.pending.isEmpty || state.end != nil || state.closing { return true }
                     state.pausedReader = continuation
                     return false
                 }

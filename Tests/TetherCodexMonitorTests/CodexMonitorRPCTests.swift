@@ -349,6 +349,10 @@ import TetherNet
         var received: [String] = []
         while case .incoming(let batch) = try await rpc.poll(upTo: limit, timeout: .milliseconds(50)) {
             #expect(batch.count <= limit)
+            // A split run stays one entry, shorter by what was split off: the count the hand-over
+            // of a whole queue trusts stays what the queue holds.
+            let left = rpc.queued
+            #expect(left.counted == left.lines, "the queue counts \(left.counted) notifications and holds \(left.lines)")
             for case .notification(_, let params, _) in batch {
                 guard received.count < sizes.count else {
                     Issue.record("more lines came out than went in")
@@ -359,6 +363,29 @@ import TetherNet
             }
         }
         #expect(received == sizes.indices.map(String.init))
+    }
+
+    /// A notification larger than the room left in a queue at most half full waits for the
+    /// consumer to make room, paused: it is offered again once per time the consumer takes,
+    /// not in a busy loop while the consumer is slow (the reader would keep a thread, and on
+    /// one core the consumer's, from running). Then it comes out in its place.
+    @Test func aNotificationTooLargeForTheRoomLeftWaitsPaused() async throws {
+        func line(_ index: Int, pad: Int) -> String {
+            #"{"method":"terminal-output","params":{"workspaceId":"ws-1","data":"\#(index)","pad":"\#(String(repeating: "x", count: pad))"}}"#
+        }
+        let (rpc, connection) = makeRPC(budget: 1000)
+        for index in 0..<3 { connection.deliver(line(index, pad: 20)) }  // ~100 bytes each: under half the budget
+        connection.deliver(line(3, pad: 800))                             // does not fit beside them
+        connection.deliver(line(4, pad: 20))
+        for _ in 0..<500 where rpc.queued.lines < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(100))  // the consumer is slow
+        #expect(rpc.queued.lines == 3)
+        #expect(rpc.reoffers <= 2, "the reader offered the large line \(rpc.reoffers) times while the consumer took nothing")
+        var received: [String] = []
+        while case .incoming(let batch) = try await rpc.poll(upTo: 1, timeout: .milliseconds(100)) {
+            for case .notification(_, let params, _) in batch { received.append(params["data"]?.string ?? "?") }
+        }
+        #expect(received == ["0", "1", "2", "3", "4"])
     }
 
     /// A run reserves room for the lines that may follow; once it is no longer the last entry —
