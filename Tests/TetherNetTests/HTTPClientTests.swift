@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Testing
 import TetherAdapterSupport
 import TetherSim
@@ -185,6 +186,34 @@ import TetherSim
             task.cancel()
             _ = await task.value
             #expect(ContinuousClock.now - started < .seconds(10))
+        }
+    }
+
+    /// A reader that stops outside `next()` — its task returned, or was cancelled before it
+    /// asked — stops the transfer: a stream nobody reads would keep its connection, and its
+    /// thread blocked on the full buffer, for good.
+    @Test func aStreamNobodyReadsAnyMoreStopsItsTransfer() async throws {
+        try await withServer { _, base in
+            func isStopped(_ channel: HTTPByteStream.Channel) -> Bool {
+                channel.control?.cancelled.load(ordering: .relaxed) == true
+            }
+            func readOneChunkThenLeave() async throws -> HTTPByteStream.Channel {
+                let stream = try await client.stream(HTTPRequest(.get, base + "/ticker?interval_ms=5"))
+                var chunks = stream.makeAsyncIterator()
+                _ = try await chunks.next()
+                #expect(!isStopped(stream.channel))
+                return stream.channel
+            }
+            let left = try await readOneChunkThenLeave()
+            #expect(isStopped(left))
+
+            let kept = try await client.stream(HTTPRequest(.get, base + "/ticker?interval_ms=5"))
+            await Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                var chunks = kept.makeAsyncIterator()
+                await #expect(throws: CancellationError.self) { _ = try await chunks.next() }
+            }.value
+            #expect(isStopped(kept.channel))
         }
     }
 

@@ -56,26 +56,48 @@ public struct HTTPClient: Sendable {
 
 /// The body of a streaming response, chunk by chunk. Memory is bounded: when the consumer falls
 /// `bufferedChunks` behind, the transfer thread waits (and TCP pushes back on the server).
-/// Dropping or cancelling the iteration aborts the transfer.
+/// Cancelling the iteration aborts the transfer, and so does dropping the stream and its
+/// iterators, however the reader stopped: a transfer nobody reads would otherwise keep its
+/// connection and its thread, blocked on the full buffer, for good.
 public struct HTTPByteStream: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
 
     public let status: Int
     public let headers: [String: String]
     let channel: Channel
+    private let lifetime: Lifetime
 
-    public func makeAsyncIterator() -> Iterator { Iterator(channel: channel) }
+    init(status: Int, headers: [String: String], channel: Channel) {
+        self.status = status
+        self.headers = headers
+        self.channel = channel
+        lifetime = Lifetime(channel)
+    }
+
+    public func makeAsyncIterator() -> Iterator { Iterator(channel: channel, lifetime: lifetime) }
 
     /// Stops the transfer; a pending `next()` ends with `.cancelled`.
     public func cancel() { channel.cancel() }
 
+    /// Held by the stream and each iterator: when the last of them goes, the transfer stops
+    /// (a no-op once it has ended).
+    final class Lifetime: Sendable {
+        let channel: Channel
+        init(_ channel: Channel) { self.channel = channel }
+        deinit { channel.cancel() }
+    }
+
     /// Chunks one at a time; the hand-off itself moves everything that arrived at once.
     public struct Iterator: AsyncIteratorProtocol {
         let channel: Channel
+        private let lifetime: Lifetime
         private var ready: [[UInt8]] = []
         private var index = 0
 
-        init(channel: Channel) { self.channel = channel }
+        init(channel: Channel, lifetime: Lifetime) {
+            self.channel = channel
+            self.lifetime = lifetime
+        }
 
         public mutating func next() async throws -> [UInt8]? {
             if index == ready.count {
@@ -167,7 +189,10 @@ public struct HTTPByteStream: AsyncSequence, Sendable {
         // Consumer side.
 
         func next() async throws -> [[UInt8]]? {
-            try Task.checkCancellation()
+            if Task.isCancelled {
+                cancel()  // as the handler below would: the reader is going away
+                throw CancellationError()
+            }
             return try await withTaskCancellationHandler {
                 try await chunks.next()
             } onCancel: {
