@@ -194,10 +194,12 @@ struct NotificationRelayBackendTests {
                 value += 1
                 return value
             }
-            return call == 1 ? [.after(.milliseconds(300), [.result(["success": true, "count": 111])])]
-                : [.after(.milliseconds(100), [.result(["success": true, "count": 2])])]
+            // The first answer comes 0.2 s into the second call, 0.3 s before the second's own,
+            // which is 0.5 s inside its timeout: margins a loaded machine keeps.
+            return call == 1 ? [.after(.milliseconds(1200), [.result(["success": true, "count": 111])])]
+                : [.after(.milliseconds(500), [.result(["success": true, "count": 2])])]
         }
-        let backend = harness.backend(timeout: .milliseconds(200))
+        let backend = harness.backend(timeout: .seconds(1))
         #expect(await TetherError.from { _ = try await backend.unreadCount() }?.code == .timeout)
         #expect(try await backend.unreadCount() == 2)
     }
