@@ -296,6 +296,28 @@ import Glibc
         }
     }
 
+    /// Empty messages weigh their slot in the buffer: a flood of them pauses reading at the
+    /// bound like any other (weighed by payload alone, they never filled it).
+    @Test func aFloodOfEmptyMessagesIsBoundedToo() async throws {
+        let count = 100_000
+        try await withServer(script: { peer in
+            for _ in 0..<count { peer.send(.text, []) }
+            peer.sendClose(1000)
+            while try await peer.next() != nil {}
+        }) { server in
+            let connection = try await connect(server.base + "/script") { $0.bufferedBytes = 50_000 }
+            try await Task.sleep(for: .milliseconds(300))
+            var received = 0
+            while let message = try await connection.receive() {
+                #expect(message == .text(""))
+                received += 1
+            }
+            #expect(received == count)
+            #expect(connection.peakBufferedBytes >= 25_000, "reading never paused: peak \(connection.peakBufferedBytes) bytes")
+            #expect(connection.peakBufferedBytes <= 50_000 + 16 * 64 * 1024)
+        }
+    }
+
     @Test func cancellingAReceiveDoesNotEndTheConnection() async throws {
         try await withServer { server in
             let connection = try await connect(server.base + "/echo")

@@ -37,8 +37,9 @@ public final class WebSocketConnection: Sendable {
         public var maxMessageSize: Int
         /// Outgoing messages are split into frames of at most this many payload bytes.
         public var maxFrameSize: Int
-        /// How many bytes of received messages may be held for `receive()` before reading pauses
-        /// (half waiting in the hand-off, half in the batch the consumer works through).
+        /// How many bytes of received messages (payloads, and a buffer slot each) may be held
+        /// for `receive()` before reading pauses (half waiting in the hand-off, half in the
+        /// batch the consumer works through).
         public var bufferedBytes: Int
         /// Send a ping after this long without hearing from the server (nil: never).
         public var pingInterval: Duration?
@@ -571,8 +572,10 @@ public final class WebSocketConnection: Sendable {
     /// there was).
     private func deliver(_ messages: [WebSocketMessage]) {
         guard !messages.isEmpty else { return }
+        // Each message weighs its payload and its slot in the buffer: a flood of empty
+        // messages (2 bytes each on the wire) is bounded too.
         var bytes = 0
-        for index in messages.indices { bytes += messages[index].byteCount }
+        for index in messages.indices { bytes += messages[index].byteCount + MemoryLayout<WebSocketMessage>.stride }
         switch incoming.trySend(contentsOf: messages, weight: bytes, onRoom: {}) {
         case .accepted, .closed:
             break  // closed: nobody will read them (the consumer cancelled the channel)
