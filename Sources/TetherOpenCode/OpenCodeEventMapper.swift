@@ -13,7 +13,14 @@ struct OpenCodeEventMapper {
         var session: String
         var message: String
         var kind: PartKind
+        /// Text assembled from deltas, within the limits: what was sent, or once a piece was
+        /// refused (`truncated`), the part of it before that piece.
         var text = ""
+        /// UTF-8 bytes of text sent as deltas: where a snapshot that moved on takes up.
+        var sentBytes = 0
+        /// A piece did not fit: later ones are not assembled either, so `text` stays a prefix
+        /// of what was sent (never one with a hole in it).
+        var truncated = false
         var snapshot: JSONObject = [:]
         var started = false
     }
@@ -406,9 +413,10 @@ struct OpenCodeEventMapper {
                 // Legacy: the snapshot carries the accumulated text and `delta` the new piece.
                 events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: delta))
                 appendText(delta, to: &state)
-            } else if text.utf8.count > state.text.utf8.count, text.utf8.starts(with: state.text.utf8) {
-                // A snapshot that moved on without deltas (or after we lost some): send the rest.
-                let rest = String(decoding: text.utf8.dropFirst(state.text.utf8.count), as: UTF8.self)
+            } else if text.utf8.count > state.sentBytes, text.utf8.starts(with: state.text.utf8) {
+                // A snapshot that moved on without deltas (or after we lost some): send the rest,
+                // after what was sent (more than `text` holds once a piece was not assembled).
+                let rest = String(decoding: text.utf8.dropFirst(state.sentBytes), as: UTF8.self)
                 events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: rest))
                 appendText(rest, to: &state)
             }
@@ -469,10 +477,13 @@ struct OpenCodeEventMapper {
         return takePart(id, place: &place)
     }
 
+    /// Records a piece of text that was sent, and assembles it while it fits the limits.
     private mutating func appendText(_ piece: String, to state: inout PartState) {
         let count = piece.utf8.count
+        state.sentBytes += count
         let own = state.text.utf8.count  // taken out: not in `assembledBytes` while it changes
-        guard own + count <= Self.partTextLimit, assembledBytes + own + count <= Self.assembledTextBudget else {
+        guard !state.truncated, own + count <= Self.partTextLimit, assembledBytes + own + count <= Self.assembledTextBudget else {
+            state.truncated = true
             textNotAssembled += 1
             return
         }

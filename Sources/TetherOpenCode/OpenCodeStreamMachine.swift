@@ -199,9 +199,11 @@ struct OpenCodeStreamMachine {
         if !boundReported, mapper.releasedState > 0 || mapper.textNotAssembled > 0 {
             boundReported = true
             actions.append(.noteBoundReached(
-                "more parts, messages or sessions are open at once than Tether keeps (\(OpenCodeEventMapper.openPartLimit) parts, "
-                + "\(OpenCodeEventMapper.assembledTextBudget >> 20) MiB of streamed text): the oldest open ones are let go of; "
-                + "their deltas still stream, and a final snapshot still completes them, but one that never comes is not completed from deltas"))
+                "more parts, messages or sessions are open at once, or more text streams into open parts, than Tether keeps "
+                + "(\(OpenCodeEventMapper.openPartLimit) parts; \(OpenCodeEventMapper.partTextLimit >> 20) MiB of text a part, "
+                + "\(OpenCodeEventMapper.assembledTextBudget >> 20) MiB in all): the oldest open ones are let go of and text past "
+                + "those limits is not kept; every delta still streams and a final snapshot still completes a part, but without "
+                + "one a part let go of is not completed, and a part whose text was cut completes with the text kept"))
         }
         if filter.isDone { actions.append(.finish) }
         return actions

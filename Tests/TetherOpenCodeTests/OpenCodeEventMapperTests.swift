@@ -180,6 +180,44 @@ import TetherCore
         #expect(completed == 1)
     }
 
+    // MARK: Bounds
+
+    func wire(_ type: String, _ properties: JSONValue) -> OpenCodeWireEvent {
+        OpenCodeWireEvent(type: type, properties: properties, directory: nil, raw: nil)
+    }
+
+    func delta(_ part: String, _ text: String) -> OpenCodeWireEvent {
+        wire("message.part.delta", ["sessionID": "s", "messageID": "m", "partID": .string(part), "field": "text", "delta": .string(text)])
+    }
+
+    /// Text past a part's limit streams but is not kept; a final snapshot that then arrives
+    /// sends nothing already sent (it took up after what was kept, and sent the cut piece twice).
+    @Test func aSnapshotAfterTheTextLimitRepeatsNoDelta() {
+        var mapper = OpenCodeEventMapper()
+        let big = String(repeating: "a", count: OpenCodeEventMapper.partTextLimit)
+        #expect(mapper.map(delta("p", big)).of(.partDelta).count == 1)
+        #expect(mapper.map(delta("p", "TAIL")).of(.partDelta).map { $0.data["delta"] } == ["TAIL"])
+        #expect(mapper.textNotAssembled == 1)
+        let final = mapper.map(wire("message.part.updated", ["part": ["id": "p", "sessionID": "s", "messageID": "m", "type": "text",
+                                                                     "text": .string(big + "TAIL!"), "time": ["start": 1, "end": 2]]]))
+        #expect(final.of(.partDelta).map { $0.data["delta"] } == ["!"])
+        #expect(final.of(.partCompleted).first?.data["text"]?.string == big + "TAIL!")
+    }
+
+    /// Once a piece did not fit, later ones are not kept either: a part that completes from
+    /// its deltas (no final snapshot) carries a clean prefix of its text, never one with a hole.
+    @Test func textCutAtTheLimitHasNoHole() {
+        var mapper = OpenCodeEventMapper()
+        _ = mapper.map(wire("message.updated", ["info": ["id": "u", "sessionID": "s", "role": "user"]]))
+        let almost = String(repeating: "a", count: OpenCodeEventMapper.partTextLimit - 2)
+        _ = mapper.map(delta("p", almost))
+        _ = mapper.map(delta("p", "XYZ"))  // does not fit
+        _ = mapper.map(delta("p", "b"))    // would, after a hole
+        #expect(mapper.textNotAssembled == 2)
+        let idle = mapper.map(wire("session.idle", ["sessionID": "s"]))
+        #expect(idle.of(.partCompleted).first?.data["text"]?.string == almost)
+    }
+
     @Test func ignoresUnknownAndMalformedEvents() throws {
         var mapper = OpenCodeEventMapper()
         for type in ["sync", "lsp.updated", "session.next.text.delta", "pty.created", "tui.toast.show", "file.edited"] {

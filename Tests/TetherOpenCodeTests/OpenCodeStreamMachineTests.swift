@@ -131,6 +131,30 @@ import TetherCore
         #expect(events.last?.type == .turnCompleted)
     }
 
+    /// A bound reached — parts open past the limit, text past a part's limit — is said once
+    /// on stderr, whichever comes first, and never again in the run.
+    @Test(arguments: [true, false]) func aBoundReachedIsSaidOnce(byParts: Bool) {
+        var machine = machine()
+        func delta(_ part: String, _ text: String) -> OpenCodeWireEvent {
+            OpenCodeWireEvent(type: "message.part.delta", properties: ["sessionID": "s", "messageID": "m", "partID": .string(part),
+                                                                          "field": "text", "delta": .string(text)], directory: nil, raw: nil)
+        }
+        var notes: [String] = []
+        func feed(_ wire: OpenCodeWireEvent) {
+            for case .noteBoundReached(let note) in machine.receive(wire, at: 1) { notes.append(note) }
+        }
+        if byParts {
+            for index in 0...OpenCodeEventMapper.openPartLimit { feed(delta("p\(index)", "x")) }
+        } else {
+            feed(delta("p", String(repeating: "a", count: OpenCodeEventMapper.partTextLimit)))
+            feed(delta("p", "more"))
+        }
+        #expect(notes.count == 1)
+        #expect(notes.first?.contains("1 MiB of text a part") == true)
+        for index in 0..<10 { feed(delta("q\(index)", String(repeating: "b", count: OpenCodeEventMapper.partTextLimit + 1))) }
+        #expect(notes.count == 1)
+    }
+
     @Test func framesOfAnotherProjectAreDropped() throws {
         var machine = machine(directory: "/home/dev/demo")
         let frames = try Self.frames("current-permission-turn")
