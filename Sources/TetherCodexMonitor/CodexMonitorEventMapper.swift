@@ -33,16 +33,46 @@ struct CodexMonitorEventMapper {
         var kind: PartKind
         var item: JSONValue?
         var sequence: Int
+        /// Text and output assembled from deltas (what completes a part whose item/completed
+        /// never comes), within the limits: once a piece is not kept, no later one of the same
+        /// field is, so each stays a prefix of what streamed (never one with a hole in it).
         var text = ""
         var output = ""
+        var textCut = false
+        var outputCut = false
 
-        /// Text assembled from deltas, capped so one endless part cannot grow memory without bound.
-        static let textLimit = 8 << 20
-        static func append(_ piece: String, to text: inout String) {
-            guard text.utf8.count + piece.utf8.count <= textLimit else { return }
-            text += piece
+        /// What it holds against `assembledTextBudget`.
+        var assembledBytes: Int { text.utf8.count + output.utf8.count }
+
+        /// Appends `piece` to the field while it fits `textLimit` and `budgetLeft` (bytes);
+        /// false when it was not kept.
+        mutating func append(_ piece: String, toOutput: Bool, budgetLeft: Int) -> Bool {
+            let count = piece.utf8.count
+            if toOutput {
+                guard !outputCut, output.utf8.count + count <= CodexMonitorEventMapper.textLimit, count <= budgetLeft else {
+                    outputCut = true
+                    return false
+                }
+                output += piece
+            } else {
+                guard !textCut, text.utf8.count + count <= CodexMonitorEventMapper.textLimit, count <= budgetLeft else {
+                    textCut = true
+                    return false
+                }
+                text += piece
+            }
+            return true
         }
     }
+
+    /// Text (or output) assembled from deltas: at most this much a part's field, and this much
+    /// over all open parts.
+    static let textLimit = 8 << 20
+    static let assembledTextBudget = 16 << 20
+    /// Bytes of text and output the open parts hold.
+    private var assembledBytes = 0
+    /// Deltas not assembled because a limit was reached (the deltas themselves still go out).
+    private(set) var textNotAssembled = 0
 
     // What is kept per turn, part and session is bounded (`RecentMap`): a stream of turns or
     // items that never finish lets go of the oldest instead of growing; `releasedState` counts
@@ -240,7 +270,7 @@ struct CodexMonitorEventMapper {
 
         let leftOpen = openParts.values.filter { $0.session == session && $0.turn == id }.sorted { $0.sequence < $1.sequence }
         for part in leftOpen {
-            openParts[Self.key(session, part.id)] = nil
+            removePart(Self.key(session, part.id))
             guard completedParts.insert(Self.key(session, part.id)) else { continue }
             events.append(.part(.partCompleted, session: session, turn: id, part: part.id, kind: part.kind,
                                 content: Self.finalContent(part, outcome: outcome)))
@@ -272,7 +302,7 @@ struct CodexMonitorEventMapper {
             return events  // a fresher snapshot (a re-read): no second part.started
         }
         partSequence += 1
-        openParts[key] = PartState(session: session, turn: turn, id: id, kind: kind, item: item, sequence: partSequence)
+        insertPart(PartState(session: session, turn: turn, id: id, kind: kind, item: item, sequence: partSequence), key)
         var content = CodexThreadItem.content(of: item)
         if kind == .text || kind == .reasoning || kind == .plan { content["text"] = "" }
         events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: content))
@@ -283,7 +313,7 @@ struct CodexMonitorEventMapper {
         guard let id = item["id"]?.string, let kind = CodexThreadItem.kind(of: item) else { return [] }
         var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
         let key = stateKey(session, id)
-        let open = openParts.removeValue(forKey: key)
+        let open = removePart(key)
         if completedParts.insert(key) {
             events.append(.part(.partCompleted, session: session, turn: turn ?? open?.turn, part: id, kind: kind,
                                 content: CodexThreadItem.content(of: item)))
@@ -311,21 +341,42 @@ struct CodexMonitorEventMapper {
         let key = stateKey(session, id)
         guard !completedParts.contains(key) else { return [] }  // late, or already read whole after a resync
         var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
-        func append(to part: inout PartState) {
-            if field == "output" { PartState.append(delta, to: &part.output) } else { PartState.append(delta, to: &part.text) }
-        }
-        if openParts.update(key, append) == nil {
+        let toOutput = field == "output", budgetLeft = Self.assembledTextBudget - assembledBytes
+        if let kept = openParts.update(key, { $0.append(delta, toOutput: toOutput, budgetLeft: budgetLeft) }) {
+            noteAppended(delta, kept: kept)
+        } else {
             // Its item/started was missed (dropped by a lagging daemon): start it from what we know.
             partSequence += 1
             var part = PartState(session: session, turn: turn, id: id, kind: kind, item: nil, sequence: partSequence)
-            append(to: &part)
-            openParts[key] = part
+            if !part.append(delta, toOutput: toOutput, budgetLeft: budgetLeft) { textNotAssembled += 1 }
+            insertPart(part, key)  // counts what it holds
             var content: JSONObject = kind == .text ? ["role": "assistant", "text": ""] : [:]
             if kind == .reasoning || kind == .plan { content["text"] = "" }
             events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: content))
         }
         events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, field: field, delta: delta))
         return events
+    }
+
+    // MARK: Open parts, within their bounds
+
+    /// Opens a part; the oldest is let go of when too many are open.
+    private mutating func insertPart(_ part: PartState, _ key: String) {
+        assembledBytes += part.assembledBytes
+        if let released = openParts.set(part, forKey: key) { assembledBytes -= released.value.assembledBytes }
+    }
+
+    /// A part leaves (completed, or its turn ended).
+    @discardableResult
+    private mutating func removePart(_ key: String) -> PartState? {
+        guard let part = openParts.removeValue(forKey: key) else { return nil }
+        assembledBytes -= part.assembledBytes
+        return part
+    }
+
+    /// Counts a piece appended to a part that is open (and so already counted).
+    private mutating func noteAppended(_ piece: String, kept: Bool) {
+        if kept { assembledBytes += piece.utf8.count } else { textNotAssembled += 1 }
     }
 
     /// A part whose turn ended before its `item/completed`: its last snapshot, with the text or

@@ -287,10 +287,14 @@ struct CodexMonitorStreamMachine {
     private mutating func emit(_ events: [Event]) -> [Action] {
         let kept = filter.admit(events)
         var actions: [Action] = kept.isEmpty ? [] : [.emit(kept)]
-        if !boundReported, mapper.releasedState > 0 {
+        if !boundReported, mapper.releasedState > 0 || mapper.textNotAssembled > 0 {
             boundReported = true
             actions.append(.note(.boundReached(
-                "more turns, items or threads are open at once than Tether keeps (1,024 items): the oldest open ones are let go of; their deltas still stream and item/completed still completes them")))
+                "more turns, items or threads are open at once, or more text streams into open items, than Tether keeps "
+                + "(1,024 items; \(CodexMonitorEventMapper.textLimit >> 20) MiB of text or output an item, "
+                + "\(CodexMonitorEventMapper.assembledTextBudget >> 20) MiB in all): the oldest open ones are let go of and text "
+                + "past those limits is not kept; every delta still streams and item/completed still completes an item, but "
+                + "an item whose turn ends first completes with the text kept")))
         }
         if filter.isDone { actions.append(.finish) }
         return actions

@@ -115,6 +115,48 @@ import TetherCore
         #expect(events.last { $0.type == .turnCompleted }?.data["status"] == "completed")
     }
 
+    // MARK: Bounds
+
+    /// An app-server message as the daemon wraps it.
+    static func appServer(_ method: String, _ params: JSONValue) -> (method: String, params: JSONValue) {
+        ("app-server-event", ["workspace_id": "ws-1", "message": ["method": .string(method), "params": params]])
+    }
+
+    static func agentDelta(_ item: String, _ text: String) -> (method: String, params: JSONValue) {
+        appServer("item/agentMessage/delta", ["threadId": "thr_1", "turnId": "turn_1", "itemId": .string(item), "delta": .string(text)])
+    }
+
+    static func map(_ notifications: [(method: String, params: JSONValue)], into mapper: inout CodexMonitorEventMapper) -> [Event] {
+        notifications.flatMap { mapper.map(method: $0.method, params: $0.params) }
+    }
+
+    /// Once a piece does not fit an item's limit, later ones are not kept either: an item that
+    /// completes with its turn (no item/completed) carries a clean prefix of its text.
+    @Test func textCutAtTheLimitHasNoHole() {
+        var mapper = CodexMonitorEventMapper()
+        let almost = String(repeating: "a", count: CodexMonitorEventMapper.textLimit - 2)
+        let events = Self.map([Self.agentDelta("it_1", almost), Self.agentDelta("it_1", "XYZ"), Self.agentDelta("it_1", "b"),
+                               Self.appServer("turn/completed", ["threadId": "thr_1", "turn": ["id": "turn_1", "status": "completed"]])],
+                              into: &mapper)
+        #expect(events.of(.partDelta).count == 3)  // every delta still streams
+        #expect(mapper.textNotAssembled == 2)
+        #expect(events.of(.partCompleted).first?.data["text"]?.string == almost)
+    }
+
+    /// The text kept over all open items is bounded too, and a completed item gives back its room.
+    @Test func textKeptOverAllOpenItemsIsBounded() {
+        var mapper = CodexMonitorEventMapper()
+        let full = String(repeating: "a", count: CodexMonitorEventMapper.textLimit)
+        let items = CodexMonitorEventMapper.assembledTextBudget / CodexMonitorEventMapper.textLimit
+        _ = Self.map((0...items).map { Self.agentDelta("it_\($0)", full) }, into: &mapper)
+        #expect(mapper.textNotAssembled == 1)
+        _ = Self.map([Self.appServer("item/completed", ["threadId": "thr_1", "turnId": "turn_1",
+                                                        "item": ["type": "agentMessage", "id": "it_0", "text": .string(full)]])],
+                     into: &mapper)
+        _ = Self.map([Self.agentDelta("it_next", full)], into: &mapper)
+        #expect(mapper.textNotAssembled == 1)
+    }
+
     @Test func anInterruptedTurnEndsCancelledAndCompletesWhatWasOpen() throws {
         var mapper = CodexMonitorEventMapper()
         let events = try Transcript.map("interrupted", into: &mapper)

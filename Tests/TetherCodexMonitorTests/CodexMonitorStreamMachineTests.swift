@@ -117,6 +117,22 @@ import TetherCore
 
     // MARK: Pings
 
+    /// A bound reached — items open past the limit, text past an item's limit — is said once
+    /// on stderr, whichever comes first, and never again in the run.
+    @Test(arguments: [true, false]) func aBoundReachedIsSaidOnce(byItems: Bool) {
+        var machine = machine()
+        func delta(_ item: String, _ text: String) -> (method: String, params: JSONValue) {
+            CodexMonitorEventMapperTests.agentDelta(item, text)
+        }
+        let big = String(repeating: "a", count: CodexMonitorEventMapper.textLimit)
+        let first = byItems ? (0...1024).map { delta("it_\($0)", "x") } : [delta("it_a", big), delta("it_a", "more")]
+        let notes = Self.receive(first + (0..<4).map { delta("it_big\($0)", big + "b") }, into: &machine)
+            .filter { if case .note(.boundReached) = $0 { return true } else { return false } }
+        #expect(notes.count == 1)
+        guard case .note(.boundReached(let text))? = notes.first else { return }
+        #expect(text.contains("8 MiB of text or output an item") && text.contains("16 MiB in all"))
+    }
+
     @Test func aSilentLinkIsPingedAfterKeepaliveAndOnlyThen() {
         var machine = machine(keepalive: .seconds(30))
         _ = machine.connected(at: 0)
