@@ -10,17 +10,28 @@ struct CodexWorkerEventMapper {
     /// another type (adapters.md). A struct, so the dedup makes no string per event.
     private struct EnvelopeKey: Hashable, Sendable {
         var job: String
+        /// The job's id hashed once, when the stream turned to it (`JobTag`).
+        var jobTag: Int
         var seq: Int64
         var type: String
 
-        /// The seq and the type's length: the seq alone tells a job's envelopes apart, and
-        /// hashing the job's id (the same in every envelope of a stream) and the type cost more
-        /// than the whole rest of the dedup. Equality still compares all three.
+        /// The seq, the job's tag and the type's length: hashing the job's id (the same in every
+        /// envelope of a stream) and the type for each envelope cost more than the whole rest of
+        /// the dedup. Without the job, every job's seq 1 hashed alike, and a watch over many
+        /// short jobs probed thousands of them per envelope. Equality compares the fields.
         func hash(into hasher: inout Hasher) {
             hasher.combine(seq)
+            hasher.combine(jobTag)
             hasher.combine(type.utf8.count)
         }
+
+        static func == (a: EnvelopeKey, b: EnvelopeKey) -> Bool {
+            a.seq == b.seq && a.jobTag == b.jobTag && a.job == b.job && a.type == b.type
+        }
     }
+
+    /// The last job an envelope named, with its id hashed: a stream names one job for a long time.
+    private var jobTag: (job: String, tag: Int)?
 
     private var seen = RecentSet(capacity: 8192, of: EnvelopeKey.self)
     private var startedJobs = RecentSet(capacity: 1024)
@@ -31,8 +42,11 @@ struct CodexWorkerEventMapper {
     private var fileChanges = RecentMap<JSONValue>(capacity: 1024)
     private var completedParts = RecentSet(capacity: 8192)
     private(set) var pendingApprovals: [String: Approval] = [:]
-    /// The last seq seen per job (for resuming with `cursor=`).
-    private(set) var lastSeq: [String: Int64] = [:]
+    /// The last seq seen per job (for resuming with `cursor=`). Per-job state is bounded like
+    /// the rest (`jobLimit` jobs, the oldest let go of): a `watch` that runs for months sees
+    /// job after job.
+    private(set) var lastSeq = RecentMap<Int64>(capacity: Self.jobLimit)
+    static let jobLimit = 4096
     /// The job of the last envelope admitted — started, so `startedJobs` holds it — and the
     /// thread recorded for it then: a stream is one job's envelopes, and looking the same job up
     /// in three tables per envelope was a third of admitting it.
@@ -65,8 +79,13 @@ struct CodexWorkerEventMapper {
     /// thread, start the turn the first time the job is seen. The events so far and the cursor.
     private mutating func admit(type: String, job: String, seq: Int64?, thread: String?) -> (events: [Event], cursor: String?)? {
         if let seq {
-            guard seen.insert(EnvelopeKey(job: job, seq: seq, type: type)) else { return nil }
-            Self.raise(&lastSeq[job, default: seq], to: seq)
+            let tag: Int
+            if let jobTag, jobTag.job == job { tag = jobTag.tag } else {
+                tag = job.hashValue
+                jobTag = (job, tag)
+            }
+            guard seen.insert(EnvelopeKey(job: job, jobTag: tag, seq: seq, type: type)) else { return nil }
+            if lastSeq.update(job, { Self.raise(&$0, to: seq) }) == nil { lastSeq[job] = seq }
         }
         let cursor = seq.map { Self.cursor(job: job, seq: $0) }
         var events: [Event] = []
@@ -171,9 +190,22 @@ struct CodexWorkerEventMapper {
         return events
     }
 
-    private var threads: [String: String] = [:]
+    private var threads = RecentMap<String>(capacity: Self.jobLimit)
     /// QUEUED and RUNNING are both busy: announce a status only when it changes.
-    private var lastStatus: [String: SessionStatus] = [:]
+    private var lastStatus = RecentMap<SessionStatus>(capacity: Self.jobLimit)
+
+    /// State let go of because a bound was reached.
+    var releasedState: Int { outcomes.evicted + fileChanges.evicted + lastSeq.evicted + threads.evicted + lastStatus.evicted }
+    private var boundSaid = false
+
+    /// What to say on stderr, once per run, the first time a bound let go of state; nil otherwise.
+    mutating func boundNote() -> String? {
+        guard !boundSaid, releasedState > 0 else { return nil }
+        boundSaid = true
+        return "more jobs or file changes are open at once than Tether keeps (\(Self.jobLimit) jobs, 1,024 file changes): "
+            + "the oldest are let go of; a job let go of before its job.finished ends as completed unless the worker says "
+            + "otherwise, and a file-change approval let go of shows no changes"
+    }
     private func threadOf(_ job: String) -> String? { threads[job] }
 
     /// Remember which thread a job belongs to (from its snapshot), for events that omit it.

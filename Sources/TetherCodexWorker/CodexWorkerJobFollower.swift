@@ -103,6 +103,7 @@ struct CodexWorkerJobFollower: Sendable {
                             }
                         }
                         try await emit(gathered)
+                        if let note = mapper.boundNote() { backend.logger.warning("\(note)") }
                         if finished { return }
                     }
                 })
@@ -193,6 +194,7 @@ struct CodexWorkerJobFollower: Sendable {
             }
             try await emit(withRaw(mapper.map(envelope), envelope))
         }
+        if let note = mapper.boundNote() { backend.logger.warning("\(note)") }
     }
 
     /// `events`, each carrying `envelope` as its wire message when `raw` is kept.

@@ -77,6 +77,24 @@ import TetherCore
         #expect(mapper.lastSeq[job] == 19)
     }
 
+    /// A watch that sees job after job keeps per-job state for the newest `jobLimit` of them,
+    /// and says once that it let go of the oldest.
+    @Test func perJobStateIsBoundedAndItsBoundSaidOnce() throws {
+        var mapper = CodexWorkerEventMapper()
+        for index in 0...CodexWorkerEventMapper.jobLimit {
+            let job = "job_\(index)"
+            for (seq, state) in [(1, "RUNNING"), (2, "DONE")] {
+                _ = mapper.map(try JSONParser.parse(#"{"type":"job.state","jobId":"\#(job)","seq":\#(seq),"payload":{"state":"\#(state)","threadId":"th"}}"#))
+            }
+            _ = mapper.map(try JSONParser.parse(#"{"type":"job.finished","jobId":"\#(job)","seq":3,"payload":{"state":"DONE","threadId":"th"}}"#))
+            if index == 0 { #expect(mapper.boundNote() == nil) }
+        }
+        #expect(mapper.lastSeq.count == CodexWorkerEventMapper.jobLimit)
+        #expect(mapper.lastSeq["job_0"] == nil && mapper.lastSeq["job_\(CodexWorkerEventMapper.jobLimit)"] == 3)
+        #expect(mapper.boundNote()?.contains("\(CodexWorkerEventMapper.jobLimit) jobs") == true)
+        #expect(mapper.boundNote() == nil)
+    }
+
     @Test func replayedEnvelopesAreDroppedBySeq() throws {
         var mapper = CodexWorkerEventMapper()
         let all = try envelopes("command-approval-accepted")
