@@ -41,21 +41,21 @@ struct CodexMonitorEventMapper {
         var textCut = false
         var outputCut = false
 
-        /// What it holds against `assembledTextBudget`.
+        /// What it holds against `TextLimits.overAll`.
         var assembledBytes: Int { text.utf8.count + output.utf8.count }
 
-        /// Appends `piece` to the field while it fits `textLimit` and `budgetLeft` (bytes);
-        /// false when it was not kept.
-        mutating func append(_ piece: String, toOutput: Bool, budgetLeft: Int) -> Bool {
+        /// Appends `piece` to the field while it fits `limit` (the field's) and `budgetLeft`
+        /// (over all items), in bytes; false when it was not kept.
+        mutating func append(_ piece: String, toOutput: Bool, limit: Int, budgetLeft: Int) -> Bool {
             let count = piece.utf8.count
             if toOutput {
-                guard !outputCut, output.utf8.count + count <= CodexMonitorEventMapper.textLimit, count <= budgetLeft else {
+                guard !outputCut, output.utf8.count + count <= limit, count <= budgetLeft else {
                     outputCut = true
                     return false
                 }
                 output += piece
             } else {
-                guard !textCut, text.utf8.count + count <= CodexMonitorEventMapper.textLimit, count <= budgetLeft else {
+                guard !textCut, text.utf8.count + count <= limit, count <= budgetLeft else {
                     textCut = true
                     return false
                 }
@@ -65,10 +65,14 @@ struct CodexMonitorEventMapper {
         }
     }
 
-    /// Text (or output) assembled from deltas: at most this much a part's field, and this much
-    /// over all open parts.
-    static let textLimit = 8 << 20
-    static let assembledTextBudget = 16 << 20
+    /// Text (or output) assembled from deltas: at most `perItem` bytes an item's field, and
+    /// `overAll` over all open items.
+    struct TextLimits: Sendable {
+        var perItem = 8 << 20
+        var overAll = 16 << 20
+    }
+
+    let textLimits: TextLimits
     /// Bytes of text and output the open parts hold.
     private var assembledBytes = 0
     /// Deltas not assembled because a limit was reached (the deltas themselves still go out).
@@ -95,7 +99,9 @@ struct CodexMonitorEventMapper {
     /// The last session id made: a stream names the same workspace and thread frame after frame.
     private var lastSession: (workspace: String, thread: String, id: String)?
 
-    init() {}
+    init(textLimits: TextLimits = TextLimits()) {
+        self.textLimits = textLimits
+    }
 
     /// The last two state keys made: a busy stream asks for its turn's and its item's, line after line.
     private var recentKeys: [(session: String, id: String, key: String)] = []
@@ -341,14 +347,14 @@ struct CodexMonitorEventMapper {
         let key = stateKey(session, id)
         guard !completedParts.contains(key) else { return [] }  // late, or already read whole after a resync
         var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
-        let toOutput = field == "output", budgetLeft = Self.assembledTextBudget - assembledBytes
-        if let kept = openParts.update(key, { $0.append(delta, toOutput: toOutput, budgetLeft: budgetLeft) }) {
+        let toOutput = field == "output", limit = textLimits.perItem, budgetLeft = textLimits.overAll - assembledBytes
+        if let kept = openParts.update(key, { $0.append(delta, toOutput: toOutput, limit: limit, budgetLeft: budgetLeft) }) {
             noteAppended(delta, kept: kept)
         } else {
             // Its item/started was missed (dropped by a lagging daemon): start it from what we know.
             partSequence += 1
             var part = PartState(session: session, turn: turn, id: id, kind: kind, item: nil, sequence: partSequence)
-            if !part.append(delta, toOutput: toOutput, budgetLeft: budgetLeft) { textNotAssembled += 1 }
+            if !part.append(delta, toOutput: toOutput, limit: limit, budgetLeft: budgetLeft) { textNotAssembled += 1 }
             insertPart(part, key)  // counts what it holds
             var content: JSONObject = kind == .text ? ["role": "assistant", "text": ""] : [:]
             if kind == .reasoning || kind == .plan { content["text"] = "" }

@@ -83,7 +83,7 @@ struct CodexMonitorStreamMachine {
         var hasPrompt: Bool
     }
 
-    private(set) var mapper = CodexMonitorEventMapper()
+    private(set) var mapper: CodexMonitorEventMapper
     private var filter: EventFilter
     /// Events carry their wire message as `raw` (the request's `raw`, `--raw`).
     private let keepsRaw: Bool
@@ -104,8 +104,9 @@ struct CodexMonitorStreamMachine {
     /// A bound of the mapper's was reached and said so (once per run).
     private var boundReported = false
 
-    init(request: EventsRequest, configuration: Configuration) {
+    init(request: EventsRequest, configuration: Configuration, mapper: CodexMonitorEventMapper = CodexMonitorEventMapper()) {
         self.configuration = configuration
+        self.mapper = mapper
         filter = EventFilter(session: configuration.target.map { CodexMonitorSessionID.make(workspace: $0.workspace, thread: $0.thread) },
                              turn: request.turn, untilTurnCompletes: request.untilTurnCompletes)
         keepsRaw = request.raw
@@ -284,6 +285,10 @@ struct CodexMonitorStreamMachine {
 
     // MARK: Emitting
 
+    private static func mebibytes(_ bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
+    }
+
     private mutating func emit(_ events: [Event]) -> [Action] {
         let kept = filter.admit(events)
         var actions: [Action] = kept.isEmpty ? [] : [.emit(kept)]
@@ -291,8 +296,8 @@ struct CodexMonitorStreamMachine {
             boundReported = true
             actions.append(.note(.boundReached(
                 "more turns, items or threads are open at once, or more text streams into open items, than Tether keeps "
-                + "(1,024 items; \(CodexMonitorEventMapper.textLimit >> 20) MiB of text or output an item, "
-                + "\(CodexMonitorEventMapper.assembledTextBudget >> 20) MiB in all): the oldest open ones are let go of and text "
+                + "(1,024 items; \(Self.mebibytes(mapper.textLimits.perItem)) of text or output an item, "
+                + "\(Self.mebibytes(mapper.textLimits.overAll)) in all): the oldest open ones are let go of and text "
                 + "past those limits is not kept; every delta still streams and item/completed still completes an item, but "
                 + "an item whose turn ends first completes with the text kept")))
         }

@@ -117,6 +117,9 @@ import TetherCore
 
     // MARK: Bounds
 
+    /// The rules at a size a test builds in no time (the defaults are 8 and 16 MiB).
+    static let smallLimits = CodexMonitorEventMapper.TextLimits(perItem: 1000, overAll: 2000)
+
     /// An app-server message as the daemon wraps it.
     static func appServer(_ method: String, _ params: JSONValue) -> (method: String, params: JSONValue) {
         ("app-server-event", ["workspace_id": "ws-1", "message": ["method": .string(method), "params": params]])
@@ -133,8 +136,8 @@ import TetherCore
     /// Once a piece does not fit an item's limit, later ones are not kept either: an item that
     /// completes with its turn (no item/completed) carries a clean prefix of its text.
     @Test func textCutAtTheLimitHasNoHole() {
-        var mapper = CodexMonitorEventMapper()
-        let almost = String(repeating: "a", count: CodexMonitorEventMapper.textLimit - 2)
+        var mapper = CodexMonitorEventMapper(textLimits: Self.smallLimits)
+        let almost = String(repeating: "a", count: Self.smallLimits.perItem - 2)
         let events = Self.map([Self.agentDelta("it_1", almost), Self.agentDelta("it_1", "XYZ"), Self.agentDelta("it_1", "b"),
                                Self.appServer("turn/completed", ["threadId": "thr_1", "turn": ["id": "turn_1", "status": "completed"]])],
                               into: &mapper)
@@ -145,9 +148,9 @@ import TetherCore
 
     /// The text kept over all open items is bounded too, and a completed item gives back its room.
     @Test func textKeptOverAllOpenItemsIsBounded() {
-        var mapper = CodexMonitorEventMapper()
-        let full = String(repeating: "a", count: CodexMonitorEventMapper.textLimit)
-        let items = CodexMonitorEventMapper.assembledTextBudget / CodexMonitorEventMapper.textLimit
+        var mapper = CodexMonitorEventMapper(textLimits: Self.smallLimits)
+        let full = String(repeating: "a", count: Self.smallLimits.perItem)
+        let items = Self.smallLimits.overAll / Self.smallLimits.perItem
         _ = Self.map((0...items).map { Self.agentDelta("it_\($0)", full) }, into: &mapper)
         #expect(mapper.textNotAssembled == 1)
         _ = Self.map([Self.appServer("item/completed", ["threadId": "thr_1", "turnId": "turn_1",

@@ -9,10 +9,12 @@ import TetherCore
     typealias Machine = CodexMonitorStreamMachine
 
     func machine(_ request: EventsRequest = EventsRequest(follow: true), target: (String, String)? = nil,
-                 filtersWorkspaces: Bool = false, prompt: Bool = false, keepalive: Duration = .seconds(30)) -> Machine {
+                 filtersWorkspaces: Bool = false, prompt: Bool = false, keepalive: Duration = .seconds(30),
+                 mapper: CodexMonitorEventMapper = CodexMonitorEventMapper()) -> Machine {
         Machine(request: request, configuration: .init(target: target.map { (workspace: $0.0, thread: $0.1) },
                                                        filtersWorkspaces: filtersWorkspaces, keepalive: keepalive,
-                                                       endpoint: "127.0.0.1:4732", hasPrompt: prompt))
+                                                       endpoint: "127.0.0.1:4732", hasPrompt: prompt),
+                mapper: mapper)
     }
 
     /// A `resume_thread` answer recorded beside the transcripts (`Transcripts/NAME.json`: the
@@ -120,17 +122,18 @@ import TetherCore
     /// A bound reached — items open past the limit, text past an item's limit — is said once
     /// on stderr, whichever comes first, and never again in the run.
     @Test(arguments: [true, false]) func aBoundReachedIsSaidOnce(byItems: Bool) {
-        var machine = machine()
+        let limits = CodexMonitorEventMapperTests.smallLimits
+        var machine = machine(mapper: CodexMonitorEventMapper(textLimits: limits))
         func delta(_ item: String, _ text: String) -> (method: String, params: JSONValue) {
             CodexMonitorEventMapperTests.agentDelta(item, text)
         }
-        let big = String(repeating: "a", count: CodexMonitorEventMapper.textLimit)
+        let big = String(repeating: "a", count: limits.perItem)
         let first = byItems ? (0...1024).map { delta("it_\($0)", "x") } : [delta("it_a", big), delta("it_a", "more")]
         let notes = Self.receive(first + (0..<4).map { delta("it_big\($0)", big + "b") }, into: &machine)
             .filter { if case .note(.boundReached) = $0 { return true } else { return false } }
         #expect(notes.count == 1)
         guard case .note(.boundReached(let text))? = notes.first else { return }
-        #expect(text.contains("8 MiB of text or output an item") && text.contains("16 MiB in all"))
+        #expect(text.contains("1000 bytes of text or output an item") && text.contains("2000 bytes in all"))
     }
 
     @Test func aSilentLinkIsPingedAfterKeepaliveAndOnlyThen() {

@@ -299,7 +299,7 @@ import Glibc
     /// Empty messages weigh their slot in the buffer: a flood of them pauses reading at the
     /// bound like any other (weighed by payload alone, they never filled it).
     @Test func aFloodOfEmptyMessagesIsBoundedToo() async throws {
-        let count = 100_000
+        let count = 20_000  // 1,000 or so fill the buffer
         try await withServer(script: { peer in
             for _ in 0..<count { peer.send(.text, []) }
             peer.sendClose(1000)

@@ -151,7 +151,7 @@ import TetherCore
         }
         #expect(notes.count == 1)
         #expect(notes.first?.contains("1 MiB of text a part") == true)
-        for index in 0..<10 { feed(delta("q\(index)", String(repeating: "b", count: OpenCodeEventMapper.partTextLimit + 1))) }
+        for index in 0..<3 { feed(delta("q\(index)", String(repeating: "b", count: OpenCodeEventMapper.partTextLimit + 1))) }
         #expect(notes.count == 1)
     }
 
