@@ -63,6 +63,9 @@ struct CodexMonitorEventStream: Sendable {
         var attempt = 1
         var between: Link? = nil
         try await execute(machine.connecting(attempt: attempt, at: Event.now()), &machine, &between, outbox)
+        // Each link event goes out before the wait it announces (a connect and auth of up to
+        // 70 s, a backoff of up to 30 s), not when the next one fails.
+        try await outbox.flush()
         while true {
             try Task.checkCancellation()
             policy.connecting()
@@ -91,9 +94,11 @@ struct CodexMonitorEventStream: Sendable {
                 logger.info("CodexMonitor stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
                 try await execute(machine.disconnected(reason: reason, retryIn: delay, attempt: attempt, at: Event.now()),
                                   &machine, &between, outbox)
+                try await outbox.flush()
                 try await Task.sleep(for: delay)
             case .stop(let why):
                 try await execute(machine.gaveUp(reason: reason, at: Event.now()), &machine, &between, outbox)
+                try await outbox.flush()
                 throw TetherError(.unavailable, "gave up on CodexMonitor at \(configuration.endpoint) (\(why)): \(reason)",
                                   hint: "`tether check -p \(configuration.profile)` tests the connection", retryable: true)
             }

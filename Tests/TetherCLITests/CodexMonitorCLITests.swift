@@ -80,6 +80,23 @@ import TetherSim
         }
     }
 
+    /// With the daemon down, each `connection.state` line goes out before the wait it
+    /// announces: "reconnecting, retrying in 30s" arrives now, not 30 s later when the retry
+    /// fails too.
+    @Test func aReconnectIsAnnouncedBeforeItsWait() async throws {
+        let port = try TestSockets.freePort()  // nothing listens there
+        let config = try TemporaryConfig("""
+            [profiles.m]
+            backend = "codexmonitor"
+            address = "127.0.0.1:\(port)"
+            reconnect_delay = 30
+            """)
+        let follow = try TetherProcess(["--config", config.path, "-p", "m", "events", "--follow"])
+        defer { follow.kill() }
+        let line = try await follow.waitForLine(timeout: .seconds(15)) { $0.contains(#""state":"reconnecting""#) }
+        #expect(line.contains("retrying in"))
+    }
+
     @Test func aStreamingTurnWithAnApprovedCommand() async throws {
         try await withDaemon { _, global in
             let result = try await runApproval(global, decision: ["--decision", "accept"])
