@@ -3,11 +3,19 @@ import TetherCore
 
 /// Answers approvals through the API, once: the first answer is sent to the backend and recorded
 /// in the log's database; the same decision again gets the same answer (200), another decision
-/// gets 409 naming the first. One answer at a time, so two racing clients cannot both reach the
-/// backend.
+/// gets 409 naming the first. One answer at a time per approval, so two racing clients cannot
+/// both reach the backend: the actor alone does not make it so, since another answer runs
+/// while one awaits the backend.
 actor ApprovalDesk {
     let journal: EventJournal
     let logger: Logger
+    /// Answers on their way to the backend, by profile and approval id.
+    private var answering: [ApprovalKey: Task<String, any Error>] = [:]
+
+    private struct ApprovalKey: Hashable {
+        var profile: String
+        var id: String
+    }
 
     init(journal: EventJournal, logger: Logger) {
         self.journal = journal
@@ -16,10 +24,24 @@ actor ApprovalDesk {
 
     /// The `approval.resolved` line for the answer.
     func answer(_ answer: ApprovalAnswer, approval id: String, profile: ServedProfile) async throws -> String {
-        let log = journal.log
-        if let recorded = try log.decision(profile: profile.name, approval: id) {
+        let key = ApprovalKey(profile: profile.name, id: id)
+        // Another answer to it is with the backend: this one is judged by its outcome.
+        while let pending = answering[key] { _ = try? await pending.value }
+        if let recorded = try journal.log.decision(profile: profile.name, approval: id) {
             return try Self.repeatAnswer(answer, recorded: recorded, approval: id)
         }
+        let sending = Task {
+            // Gone from `answering` before its outcome is: a waiter woken by it finds it gone.
+            defer { self.answering[key] = nil }
+            return try await self.send(answer, approval: id, profile: profile)
+        }
+        answering[key] = sending
+        return try await sending.value
+    }
+
+    /// Sends the first answer to the backend and records it.
+    private func send(_ answer: ApprovalAnswer, approval id: String, profile: ServedProfile) async throws -> String {
+        let log = journal.log
         let resolved: Event
         do {
             resolved = profile.stamp(try await profile.backend.approve(id: id, answer: answer))
