@@ -95,40 +95,62 @@ public final class EventLog: Sendable {
 
     /// Up to `limit` events after `seq`, in seq order, matching `filter`.
     public func events(after seq: Int64, matching filter: EventQuery = EventQuery(), limit: Int = 500) throws -> [LoggedEvent] {
+        try pool.read { db in try Self.events(db, after: seq, matching: filter, limit: limit) }
+    }
+
+    /// A page of a replay, with where the log's kept range was when it was read: all three in
+    /// one read, so a trim that runs between pages is seen by the next page, never skipped.
+    public struct Page: Sendable {
+        public var events: [LoggedEvent]
+        /// `trimmedThrough()` and `lastSeq()` as of the same read.
+        public var trimmedThrough: Int64
+        public var lastSeq: Int64
+    }
+
+    public func page(after seq: Int64, matching filter: EventQuery = EventQuery(), limit: Int = 500) throws -> Page {
         try pool.read { db in
-            var after = seq
-            var found: [LoggedEvent] = []
-            // Filtered in Swift (prefix rules on type); read in pages until `limit` match or the end.
-            while found.count < limit {
-                let rows = try Row.fetchAll(db, sql: """
-                    SELECT seq, type, profile, session, line FROM event WHERE seq > ? ORDER BY seq LIMIT 1000
-                    """, arguments: [after])
-                guard let last = rows.last else { break }
-                after = last["seq"]
-                for row in rows {
-                    let event = LoggedEvent(seq: row["seq"], type: row["type"], profile: row["profile"],
-                                            session: row["session"], line: row["line"])
-                    if filter.matches(event) { found.append(event) }
-                    if found.count == limit { break }
-                }
-            }
-            return found
+            Page(events: try Self.events(db, after: seq, matching: filter, limit: limit),
+                 trimmedThrough: try Self.trimmedThrough(db), lastSeq: try Self.lastSeq(db))
         }
+    }
+
+    private static func events(_ db: Database, after seq: Int64, matching filter: EventQuery, limit: Int) throws -> [LoggedEvent] {
+        var after = seq
+        var found: [LoggedEvent] = []
+        // Filtered in Swift (prefix rules on type); read in pages until `limit` match or the end.
+        while found.count < limit {
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT seq, type, profile, session, line FROM event WHERE seq > ? ORDER BY seq LIMIT 1000
+                """, arguments: [after])
+            guard let last = rows.last else { break }
+            after = last["seq"]
+            for row in rows {
+                let event = LoggedEvent(seq: row["seq"], type: row["type"], profile: row["profile"],
+                                        session: row["session"], line: row["line"])
+                if filter.matches(event) { found.append(event) }
+                if found.count == limit { break }
+            }
+        }
+        return found
     }
 
     /// The last seq ever handed out (0 for a new log), whether or not that event is still kept.
     public func lastSeq() throws -> Int64 {
-        try pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'event'") ?? 0
-        }
+        try pool.read(Self.lastSeq)
     }
 
     /// The highest seq retention has deleted (0 when it never deleted anything): a cursor below it
     /// has lost events.
     public func trimmedThrough() throws -> Int64 {
-        try pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'trimmed_through'") ?? 0
-        }
+        try pool.read(Self.trimmedThrough)
+    }
+
+    private static func lastSeq(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'event'") ?? 0
+    }
+
+    private static func trimmedThrough(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'trimmed_through'") ?? 0
     }
 }
 

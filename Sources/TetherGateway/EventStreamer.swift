@@ -61,18 +61,23 @@ public struct EventStreamer: Sendable {
             try await write(SSEFrame.cursor(lastSent))
         case .after(let seq):
             lastSent = seq
-            let trimmed = try journal.log.trimmedThrough()
-            if seq < trimmed {
-                try await write(SSEFrame.event(Self.cursorExpired(oldest: trimmed + 1)))
-                lastSent = trimmed
-            }
             // Replay in pages; events appended meanwhile are both here and in the subscription.
-            var scannedThrough = lastSent
+            var scannedThrough = seq
+            var first = true
             while true {
-                let page = try journal.log.events(after: scannedThrough, matching: filter, limit: 500)
-                guard let last = page.last else { break }
+                let page = try journal.log.page(after: scannedThrough, matching: filter, limit: 500)
+                // Checked on every page: retention may trim between two of them.
+                if let expired = Self.expiry(of: scannedThrough, in: page, first: first) {
+                    try await write(SSEFrame.event(expired))
+                    scannedThrough = expired.seq
+                    lastSent = expired.seq
+                    first = false
+                    continue
+                }
+                first = false
+                guard let last = page.events.last else { break }
                 // One write a page: a replay of thousands of events is not thousands of flushes.
-                try await write(page.map(SSEFrame.event).joined())
+                try await write(page.events.map(SSEFrame.event).joined())
                 scannedThrough = last.seq
                 lastSent = last.seq
             }
@@ -91,14 +96,26 @@ public struct EventStreamer: Sendable {
         }
     }
 
-    /// The schema-v1 `error` event that opens a stream whose cursor is older than the log: its
-    /// id is the oldest retained seq − 1, so the client's next resume starts there.
-    static func cursorExpired(oldest: Int64) -> LoggedEvent {
+    /// The `cursor_expired` event a replay from `cursor` owes before `page` (read after it),
+    /// nil when it owes none: events after the cursor were trimmed by retention — before the
+    /// stream began or between two of its pages —, or (`first`: the client's own cursor) the
+    /// cursor is past the end of this log, which was reset (a deleted database, writes lost in
+    /// a power cut) and hands out those seqs again: without it the client would skip them.
+    static func expiry(of cursor: Int64, in page: EventLog.Page, first: Bool) -> LoggedEvent? {
+        if cursor < page.trimmedThrough { return cursorExpired(oldest: page.trimmedThrough + 1) }
+        if first, cursor > page.lastSeq { return cursorExpired(oldest: page.trimmedThrough + 1, pastTheEnd: (cursor, page.lastSeq)) }
+        return nil
+    }
+
+    /// The schema-v1 `error` event that opens a stream whose cursor is older than the log (or
+    /// past its end): its id is the oldest retained seq − 1, so the client's next resume starts
+    /// there.
+    static func cursorExpired(oldest: Int64, pastTheEnd: (cursor: Int64, last: Int64)? = nil) -> LoggedEvent {
         var codec = EventCodec()
+        let message = pastTheEnd.map { "the cursor \($0.cursor) is past the end of this log (seq \($0.last)): the log was reset; the stream continues from the oldest kept event" }
+            ?? "events before seq \(oldest) were trimmed by retention (retain_days); the stream continues from the oldest kept event"
         let event = Event(.error, data: [
-            "code": "cursor_expired", "oldest": .int(oldest),
-            "message": .string("events before seq \(oldest) were trimmed by retention (retain_days); the stream continues from the oldest kept event"),
-            "retryable": false,
+            "code": "cursor_expired", "oldest": .int(oldest), "message": .string(message), "retryable": false,
         ])
         var bytes = codec.encode(event)
         bytes.removeLast()

@@ -54,12 +54,13 @@ extension GatewayAPI {
         let wait = try Self.integer(query.get("wait"), name: "wait", default: 0, range: 0...60)
 
         var items: [String] = []
-        let trimmed = try log.trimmedThrough()
-        if since < trimmed {
-            items.append(EventStreamer.cursorExpired(oldest: trimmed + 1).jsonWithSeq)
-            since = trimmed
+        let page = try log.page(after: since, matching: filter, limit: limit)
+        var found = page.events
+        if let expired = EventStreamer.expiry(of: since, in: page, first: true) {
+            items.append(expired.jsonWithSeq)
+            since = expired.seq
+            found = try log.events(after: since, matching: filter, limit: limit - 1)
         }
-        var found = try log.events(after: since, matching: filter, limit: limit - items.count)
         if found.isEmpty, items.isEmpty, wait > 0 {
             let subscription = journal.broadcast.subscribe()
             defer { subscription.cancel() }

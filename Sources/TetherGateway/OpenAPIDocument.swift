@@ -256,7 +256,7 @@ enum OpenAPIDocument {
         "operationId": "events",
         "responses": {
           "200": {
-            "description": "An SSE stream: each event is `id: SEQ` and one `data:` line holding the schema-v1 JSON line; a comment heartbeat every 15 s. Without a cursor the stream starts with an id-only block carrying the current last seq. A cursor older than retention starts with an `error` event whose data.code is `cursor_expired`. With format=json: one batch.",
+            "description": "An SSE stream: each event is `id: SEQ` and one `data:` line holding the schema-v1 JSON line; a comment heartbeat every 15 s. Without a cursor the stream starts with an id-only block carrying the current last seq. A cursor older than retention (or trimmed while the replay runs), or past the end of the log (a log that was reset), gets an `error` event whose data.code is `cursor_expired`, then the oldest kept events. With format=json: one batch.",
             "content": {
               "text/event-stream": {
                 "schema": {

@@ -115,6 +115,51 @@ import TetherCore
         #expect(collector.ids == [3, 4, 5])
     }
 
+    /// Retention that runs while a replay is between two pages is said like a trim before it:
+    /// the events it took are never skipped silently.
+    @Test func aTrimBetweenTwoPagesOfAReplayIsSaid() async throws {
+        let journal = try Self.journal()
+        for index in 0..<1200 { try journal.record(Self.delta("p\(index)")) }
+        let collector = Collector()
+        let subscription = journal.broadcast.subscribe()
+        let trimmed = Mutex(false)
+        let task = Task {
+            try await EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(0)).stream(subscription) { text in
+                collector.add(text)
+                guard !trimmed.withLock({ $0 }) else { return }
+                trimmed.withLock { $0 = true }
+                // The first page (1…500) is written: retention now takes 1…700.
+                try await journal.log.pool.write { db in try db.execute(sql: "UPDATE event SET ts = 0 WHERE seq <= 700") }
+                try journal.log.trim(olderThan: 1)
+            }
+        }
+        try await waitUntil { collector.ids.count >= 1001 }
+        journal.broadcast.closeAll()
+        try await task.value
+        #expect(collector.ids == Array(1...500) + [700] + Array(701...1200))
+        #expect(collector.frames.withLock { $0 }.joined().contains("\"code\":\"cursor_expired\",\"oldest\":701"))
+    }
+
+    /// A cursor past the end of the log (the log was reset, and hands those seqs out again):
+    /// the client is told, and gets the log from its start and then what comes live — not
+    /// silence until the log catches up with its old cursor.
+    @Test func aCursorPastTheEndOfTheLogIsToldAndStartsOver() async throws {
+        let journal = try Self.journal()
+        for index in 0..<3 { try journal.record(Self.delta("p\(index)")) }
+        let collector = Collector()
+        let subscription = journal.broadcast.subscribe()
+        let task = Task {
+            try await EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(5000)).stream(subscription) { collector.add($0) }
+        }
+        try await waitUntil { collector.ids.count >= 4 }
+        try journal.record(Self.delta("live"))
+        try await waitUntil { collector.ids.count >= 5 }
+        journal.broadcast.closeAll()
+        try await task.value
+        #expect(collector.ids == [0, 1, 2, 3, 4])
+        #expect(collector.frames.withLock { $0 }.first?.contains("past the end of this log") == true)
+    }
+
     @Test func anIdleStreamSendsCommentHeartbeats() async throws {
         let journal = try Self.journal()
         let collector = Collector()
