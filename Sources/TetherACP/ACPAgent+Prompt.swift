@@ -3,7 +3,15 @@ import TetherCore
 
 /// `session/prompt`, `session/cancel` and the permission requests a turn raises.
 extension ACPAgent {
-    func prompt(_ params: JSONObject) async throws -> JSONValue {
+    /// A prompt checked and recorded, not yet sent.
+    struct PromptStart: Sendable {
+        var session: String
+        var text: String
+    }
+
+    /// Checks a `session/prompt` and records its run, as its line is read: a `session/cancel`
+    /// that comes before the prompt's task runs then applies to it.
+    func beginPrompt(_ params: JSONObject) throws -> PromptStart {
         let session = try requireOpenSession(params, for: "session/prompt")
         let text = try Self.promptText(params["prompt"]?.array ?? [])
         guard prompts[session] == nil else {
@@ -11,13 +19,25 @@ extension ACPAgent {
         }
         try requireCapability(.send, "sending a prompt")
         prompts[session] = PromptRun()
-        let stream = backend.sendAndFollow(SendRequest(session: session, text: text, raw: false))
-        let follower = Task { await self.follow(stream, session: session) }
-        prompts[session]?.follower = follower
-        let end = await withTaskCancellationHandler {
-            await follower.value
-        } onCancel: {
-            follower.cancel()
+        return PromptStart(session: session, text: text)
+    }
+
+    /// Sends the prompt begun by `beginPrompt` and follows its turn to the end.
+    func prompt(_ start: PromptStart) async throws -> JSONValue {
+        let session = start.session
+        let end: PromptEnd
+        if prompts[session]?.cancelRequested == true || Task.isCancelled {
+            // Cancelled before it was sent: there is no turn to start or to abort.
+            end = .cancelled
+        } else {
+            let stream = backend.sendAndFollow(SendRequest(session: session, text: start.text, raw: false))
+            let follower = Task { await self.follow(stream, session: session) }
+            prompts[session]?.follower = follower
+            end = await withTaskCancellationHandler {
+                await follower.value
+            } onCancel: {
+                follower.cancel()
+            }
         }
         prompts[session] = nil
         // The answer ends the turn for the editor: requests it still has open are moot.
@@ -89,6 +109,9 @@ extension ACPAgent {
         guard !run.cancelRequested else { return }
         run.cancelRequested = true
         prompts[session] = run
+        // Not sent yet (the cancel came right behind its prompt): the prompt answers `cancelled`
+        // without sending it.
+        guard run.follower != nil else { return }
         permissions.sessionCancelled(session)
         abort(session: session, turn: run.turn)
         let grace = configuration.cancelGrace

@@ -78,7 +78,15 @@ public actor ACPAgent {
             logger.warning("bad input line: \(error.message)")
             output.send(.errorResponse(id: id, error: error))
         case .message(.request(let id, let method, let params)):
-            spawn { await self.answer(id: id, method: method, params: params) }
+            let params = params?.object ?? [:]
+            if method == "session/prompt" {
+                // The run is recorded now, before the prompt's task runs: a `session/cancel` on
+                // the very next line must find it.
+                let start = Result { try beginPrompt(params) }
+                spawn { await self.answer(id: id, method: method) { try await self.prompt(start.get()) } }
+            } else {
+                spawn { await self.answer(id: id, method: method) { try await self.dispatch(method, params) } }
+            }
         case .message(.notification(let method, let params)):
             notification(method, params?.object ?? [:])
         case .message(.response(let id, let result)):
@@ -101,10 +109,9 @@ public actor ACPAgent {
 
     private func taskFinished(_ key: Int) { tasks[key] = nil }
 
-    private func answer(id: JSONValue, method: String, params: JSONValue?) async {
-        let params = params?.object ?? [:]
+    private func answer(id: JSONValue, method: String, by work: @Sendable () async throws -> JSONValue) async {
         do {
-            let result = try await dispatch(method, params)
+            let result = try await work()
             output.send(.response(id: id, result: result))
         } catch let error as JSONRPCError {
             output.send(.errorResponse(id: id, error: error))
@@ -119,7 +126,6 @@ public actor ACPAgent {
         case "session/new": return try await newSession(params)
         case "session/load": return try await loadSession(params)
         case "session/list": return try await listSessions(params)
-        case "session/prompt": return try await prompt(params)
         default: throw JSONRPCError.methodNotFound(method)
         }
     }

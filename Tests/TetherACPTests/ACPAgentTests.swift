@@ -13,6 +13,8 @@ final class ScriptedBackend: Backend, Sendable {
         var hang = false
         var listDelay: Duration = .zero
         var aborted: [String?] = []
+        /// How many turns were sent (`sendAndFollow`).
+        var sent = 0
         var approved: [(String, Decision)] = []
     }
 
@@ -35,7 +37,10 @@ final class ScriptedBackend: Backend, Sendable {
     func history(session: String, limit: Int?) async throws -> [Event] { [] }
     func send(_ request: SendRequest) async throws -> SendReceipt { SendReceipt(session: request.session, turn: "t1") }
     func sendAndFollow(_ request: SendRequest) -> EventStream {
-        let (events, hang) = state.withLock { ($0.turn, $0.hang) }
+        let (events, hang) = state.withLock {
+            $0.sent += 1
+            return ($0.turn, $0.hang)
+        }
         return EventStream(AsyncThrowingStream { continuation in
             for event in events { continuation.yield(event) }
             if !hang { continuation.finish() }
@@ -59,6 +64,7 @@ final class ReceivedLines: Sendable {
 struct AgentHarness {
     let input: AsyncStream<String>.Continuation
     let received = ReceivedLines()
+    let agent: ACPAgent
     let served: Task<Void, Never>
 
     init(_ backend: ScriptedBackend, cancelGrace: Duration = .seconds(8)) {
@@ -71,10 +77,15 @@ struct AgentHarness {
         }
         let agent = ACPAgent(configuration: .init(version: "test", profile: "p", cancelGrace: cancelGrace),
                              backend: backend, output: output, logger: Logger(label: "test"))
+        self.agent = agent
         served = Task { await agent.serve(stream) }
     }
 
     func send(_ line: String) { input.yield(line) }
+
+    /// Lines handled back to back in one turn of the agent, as `serve` handles lines that were
+    /// already buffered: no task of the agent runs between them.
+    func sendTogether(_ lines: String...) async { await agent.receive(lines) }
 
     /// The first line that matches, waiting up to 5 s.
     func wait(for predicate: (JSONValue) -> Bool) async -> JSONValue? {
@@ -88,6 +99,18 @@ struct AgentHarness {
     func response(_ id: Int64) async -> JSONValue? {
         await wait { $0["id"] == .int(id) && $0["method"] == nil }
     }
+}
+
+extension ACPAgent {
+    func receive(_ lines: [String]) {
+        for line in lines { receive(line) }
+    }
+}
+
+let newSessionLine = #"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#
+let cancelLine = #"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#
+func promptLine(_ id: Int) -> String {
+    #"{"jsonrpc":"2.0","id":\#(id),"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#
 }
 
 @Suite struct ACPAgentTests {
@@ -163,6 +186,43 @@ struct AgentHarness {
         let aborted = backend.state.withLock { $0.aborted }
         #expect(aborted.last == "t1")
         #expect(aborted == ["t1"] || aborted == [nil, "t1"])
+        harness.input.finish()
+        await harness.served.value
+    }
+
+    /// An editor writes the prompt and its cancel back to back: the cancel is read before the
+    /// prompt's task has run at all, and must still apply to it.
+    @Test func aCancelRightBehindItsPromptCancelsIt() async throws {
+        let backend = ScriptedBackend(.init(turn: [
+            .turnStarted(session: "s1", turn: "t1"),
+            .turnCompleted(session: "s1", turn: "t1", outcome: .completed),
+        ]))
+        let harness = AgentHarness(backend)
+        harness.send(newSessionLine)
+        _ = try #require(await harness.response(1))
+        await harness.sendTogether(promptLine(2), cancelLine)
+        let answer = try #require(await harness.response(2))
+        #expect(answer["result"]?["stopReason"] == "cancelled")
+        // Cancelled before it was sent: no turn to start, none to abort.
+        #expect(backend.state.withLock { $0.sent } == 0)
+        #expect(backend.state.withLock { $0.aborted }.isEmpty)
+        harness.input.finish()
+        await harness.served.value
+    }
+
+    @Test func aCancelWithNoPromptRunningIsForgotten() async throws {
+        let backend = ScriptedBackend(.init(turn: [
+            .turnStarted(session: "s1", turn: "t1"),
+            .turnCompleted(session: "s1", turn: "t1", outcome: .completed),
+        ]))
+        let harness = AgentHarness(backend)
+        harness.send(newSessionLine)
+        _ = try #require(await harness.response(1))
+        harness.send(cancelLine)
+        harness.send(promptLine(2))
+        let answer = try #require(await harness.response(2))
+        #expect(answer["result"]?["stopReason"] == "end_turn")
+        #expect(backend.state.withLock { $0.aborted }.isEmpty)
         harness.input.finish()
         await harness.served.value
     }
