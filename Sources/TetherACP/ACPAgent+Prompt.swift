@@ -18,7 +18,8 @@ extension ACPAgent {
             throw JSONRPCError.invalidParams("session \(session) already has a prompt running; wait for its answer or send session/cancel")
         }
         try requireCapability(.send, "sending a prompt")
-        prompts[session] = PromptRun()
+        runCounter += 1
+        prompts[session] = PromptRun(id: runCounter)
         return PromptStart(session: session, text: text)
     }
 
@@ -39,6 +40,7 @@ extension ACPAgent {
                 follower.cancel()
             }
         }
+        prompts[session]?.graceTimer?.cancel()
         prompts[session] = nil
         // The answer ends the turn for the editor: requests it still has open are moot.
         perform(permissions.turnEnded(session: session))
@@ -114,10 +116,10 @@ extension ACPAgent {
         guard run.follower != nil else { return }
         permissions.sessionCancelled(session)
         abort(session: session, turn: run.turn)
-        let grace = configuration.cancelGrace
-        spawn {
-            try? await Task.sleep(for: grace)
-            await self.cancelGraceOver(session: session)
+        let (grace, sleep, runID) = (configuration.cancelGrace, self.sleep, run.id)
+        prompts[session]?.graceTimer = spawn {
+            do { try await sleep(grace) } catch { return }  // the prompt ended first
+            await self.cancelGraceOver(session: session, run: runID)
         }
     }
 
@@ -135,8 +137,13 @@ extension ACPAgent {
         }
     }
 
-    private func cancelGraceOver(session: String) {
-        guard let run = prompts[session], run.cancelRequested else { return }
+    private func cancelGraceOver(session: String, run runID: Int) {
+        // The timer may have woken as its prompt ended, and the session may have a new prompt
+        // by now: that one has its own grace.
+        guard let run = prompts[session], run.id == runID else {
+            logger.debug("the cancel grace of an earlier prompt of \(session) is over; that prompt has ended")
+            return
+        }
         logger.warning("the backend did not end the cancelled turn of \(session) in time; answering cancelled")
         run.follower?.cancel()
     }

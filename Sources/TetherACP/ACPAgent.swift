@@ -29,9 +29,14 @@ public actor ACPAgent {
 
     /// A `session/prompt` in progress.
     struct PromptRun {
+        /// Tells this run from the session's earlier and later ones.
+        let id: Int
         var turn: String?
         var cancelRequested = false
         var follower: Task<PromptEnd, Never>?
+        /// Started by `session/cancel`: ends the prompt if the backend does not end the turn in
+        /// time. Cancelled when the prompt ends.
+        var graceTimer: Task<Void, Never>?
     }
 
     enum PromptEnd {
@@ -48,15 +53,25 @@ public actor ACPAgent {
     var openSessions: Set<String> = []
     var prompts: [String: PromptRun] = [:]
     var permissions = PermissionRequests()
+    var runCounter = 0
+    /// Waits out the cancel grace: `Task.sleep`, or a timer a test ends.
+    let sleep: @Sendable (Duration) async throws -> Void
     private var nextRequestID: Int64 = 0
     private var tasks: [Int: Task<Void, Never>] = [:]
     private var taskCounter = 0
 
     public init(configuration: Configuration, backend: any Backend, output: ACPOutput, logger: Logger) {
+        self.init(configuration: configuration, backend: backend, output: output, logger: logger,
+                  sleep: { try await Task.sleep(for: $0) })
+    }
+
+    init(configuration: Configuration, backend: any Backend, output: ACPOutput, logger: Logger,
+         sleep: @escaping @Sendable (Duration) async throws -> Void) {
         self.configuration = configuration
         self.backend = backend
         self.output = output
         self.logger = logger
+        self.sleep = sleep
     }
 
     /// Serves until `lines` ends (stdin's EOF), then cancels what is still running and returns
@@ -98,13 +113,16 @@ public actor ACPAgent {
     }
 
     /// Runs `body` as a task that EOF cancels.
-    func spawn(_ body: @escaping @Sendable () async -> Void) {
+    @discardableResult
+    func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         taskCounter += 1
         let key = taskCounter
-        tasks[key] = Task {
+        let task = Task {
             await body()
-            await self.taskFinished(key)
+            self.taskFinished(key)
         }
+        tasks[key] = task
+        return task
     }
 
     private func taskFinished(_ key: Int) { tasks[key] = nil }

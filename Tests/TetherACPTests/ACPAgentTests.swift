@@ -15,6 +15,8 @@ final class ScriptedBackend: Backend, Sendable {
         var aborted: [String?] = []
         /// How many turns were sent (`sendAndFollow`).
         var sent = 0
+        /// The streams of hanging turns, for `endTurn`.
+        var open: [AsyncThrowingStream<Event, any Error>.Continuation] = []
         var approved: [(String, Decision)] = []
     }
 
@@ -43,8 +45,15 @@ final class ScriptedBackend: Backend, Sendable {
         }
         return EventStream(AsyncThrowingStream { continuation in
             for event in events { continuation.yield(event) }
-            if !hang { continuation.finish() }
+            if hang { state.withLock { $0.open.append(continuation) } } else { continuation.finish() }
         })
+    }
+
+    /// Plays `events` to the last hanging turn and ends its stream.
+    func endTurn(_ events: [Event]) {
+        guard let continuation = state.withLock({ $0.open.popLast() }) else { return }
+        for event in events { continuation.yield(event) }
+        continuation.finish()
     }
     func events(_ request: EventsRequest) -> EventStream { EventStream([]) }
     func pendingApprovals(session: String?) async throws -> [Approval] { [] }
@@ -60,6 +69,53 @@ final class ReceivedLines: Sendable {
     let lines = Mutex<[JSONValue]>([])
 }
 
+/// Cancel grace timers that end when the test says, numbered in the order they started.
+final class GraceTimers: Sendable {
+    private struct State {
+        var started = 0
+        var ended: Set<Int> = []
+        var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+    private let state = Mutex(State())
+
+    var started: Int { state.withLock { $0.started } }
+
+    /// The agent's `sleep`. Like a timer that already woke, it does not heed cancellation.
+    func sleep(_: Duration) async {
+        await withCheckedContinuation { continuation in
+            let endNow = state.withLock { state in
+                let number = state.started
+                state.started += 1
+                if state.ended.contains(number) { return true }
+                state.waiting[number] = continuation
+                return false
+            }
+            if endNow { continuation.resume() }
+        }
+    }
+
+    func end(_ number: Int) {
+        state.withLock { state in
+            state.ended.insert(number)
+            return state.waiting.removeValue(forKey: number)
+        }?.resume()
+    }
+}
+
+/// What the agent logs, at every level.
+final class CapturedLog: LogHandler, Sendable {
+    let messages = Mutex<[String]>([])
+    var logLevel: Logger.Level { get { .trace } set {} }
+    var metadata: Logger.Metadata { get { [:] } set {} }
+    subscript(metadataKey _: String) -> Logger.Metadata.Value? { get { nil } set {} }
+
+    func log(event: LogEvent) {
+        messages.withLock { $0.append(event.message.description) }
+    }
+
+    func contains(_ text: String) -> Bool { messages.withLock { $0.contains { $0.contains(text) } } }
+}
+
 /// The agent on in-memory stdio.
 struct AgentHarness {
     let input: AsyncStream<String>.Continuation
@@ -67,7 +123,8 @@ struct AgentHarness {
     let agent: ACPAgent
     let served: Task<Void, Never>
 
-    init(_ backend: ScriptedBackend, cancelGrace: Duration = .seconds(8)) {
+    init(_ backend: ScriptedBackend, cancelGrace: Duration = .seconds(8), graceTimers: GraceTimers? = nil,
+         log: CapturedLog? = nil) {
         let (stream, input) = AsyncStream<String>.makeStream()
         self.input = input
         let lines = received
@@ -75,8 +132,12 @@ struct AgentHarness {
             let text = String(decoding: bytes, as: UTF8.self)
             lines.lines.withLock { $0.append(try! JSONParser.parse(text)) }
         }
+        let logger = log.map { log in Logger(label: "test") { _ in log } } ?? Logger(label: "test")
         let agent = ACPAgent(configuration: .init(version: "test", profile: "p", cancelGrace: cancelGrace),
-                             backend: backend, output: output, logger: Logger(label: "test"))
+                             backend: backend, output: output, logger: logger,
+                             sleep: { duration in
+                                 if let graceTimers { await graceTimers.sleep(duration) } else { try await Task.sleep(for: duration) }
+                             })
         self.agent = agent
         served = Task { await agent.serve(stream) }
     }
@@ -98,6 +159,13 @@ struct AgentHarness {
 
     func response(_ id: Int64) async -> JSONValue? {
         await wait { $0["id"] == .int(id) && $0["method"] == nil }
+    }
+
+    /// Waits up to 5 s for `condition`.
+    func until(_ condition: () -> Bool) async {
+        for _ in 0..<500 where !condition() {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
     }
 }
 
@@ -223,6 +291,47 @@ func promptLine(_ id: Int) -> String {
         let answer = try #require(await harness.response(2))
         #expect(answer["result"]?["stopReason"] == "end_turn")
         #expect(backend.state.withLock { $0.aborted }.isEmpty)
+        harness.input.finish()
+        await harness.served.value
+    }
+
+    /// Prompt A is cancelled and ends at once; prompt B of the same session is cancelled a little
+    /// later, and its backend takes its time. A's grace timer must not cut B short: B answers
+    /// after its turn's last update.
+    @Test func anEarlierPromptsCancelGraceDoesNotEndALaterPrompt() async throws {
+        let backend = ScriptedBackend(.init(turn: [.turnStarted(session: "s1", turn: "t1")], hang: true))
+        let timers = GraceTimers()
+        let log = CapturedLog()
+        let harness = AgentHarness(backend, graceTimers: timers, log: log)
+        harness.send(newSessionLine)
+        _ = try #require(await harness.response(1))
+
+        harness.send(promptLine(2))
+        await harness.until { backend.state.withLock { $0.sent } == 1 }
+        harness.send(cancelLine)
+        await harness.until { timers.started == 1 }
+        backend.endTurn([.turnCompleted(session: "s1", turn: "t1", outcome: .cancelled)])
+        #expect(try #require(await harness.response(2))["result"]?["stopReason"] == "cancelled")
+
+        harness.send(promptLine(3))
+        await harness.until { backend.state.withLock { $0.sent } == 2 }
+        harness.send(cancelLine)
+        await harness.until { timers.started == 2 }
+        timers.end(0)  // A's grace is over
+        let stale = "the cancel grace of an earlier prompt of s1 is over"
+        // Until the agent has dealt with A's timer (or, wrongly, has answered B).
+        _ = await harness.wait { ($0["id"] == 3 && $0["method"] == nil) || log.contains(stale) }
+        backend.endTurn([
+            .partDelta(session: "s1", turn: "t1", part: "p1", kind: .text, delta: "last words"),
+            .turnCompleted(session: "s1", turn: "t1", outcome: .cancelled),
+        ])
+        let answer = try #require(await harness.response(3))
+        #expect(answer["result"]?["stopReason"] == "cancelled")
+        let lines = harness.received.lines.withLock { $0 }
+        let lastWords = lines.firstIndex { $0["params"]?["update"]?["content"]?["text"] == "last words" }
+        let answered = lines.firstIndex { $0["id"] == 3 && $0["method"] == nil }
+        #expect(lastWords != nil && lastWords! < answered!)
+        timers.end(1)
         harness.input.finish()
         await harness.served.value
     }
