@@ -4,7 +4,8 @@ import TetherCore
 /// `tether acp`: an ACP agent (JSON-RPC 2.0, one message a line) over one profile's `Backend`.
 /// This actor is the thin I/O around the pure parts — `JSONRPCMessage` framing,
 /// `SessionUpdateMapper` for events, `PermissionRequests` for approvals. Each request runs in a
-/// task of its own and is answered by its id, so a long `session/prompt` never holds up others.
+/// task of its own and is answered by its id, so a long `session/prompt` never holds up others;
+/// each gets exactly one answer, even when stdin closes first.
 public actor ACPAgent {
     public struct Configuration: Sendable {
         /// Reported as `agentInfo.version`.
@@ -17,13 +18,17 @@ public actor ACPAgent {
         /// After `session/cancel`, how long the prompt waits for the backend's cancelled turn
         /// before answering `cancelled` anyway (the contract allows 10 s).
         public var cancelGrace: Duration
+        /// At stdin's EOF, how long the requests already read may take to finish before they are
+        /// answered with an error (the contract: the process ends within 5 s).
+        public var shutdownGrace: Duration
 
         public init(version: String, profile: String, profilePinsDirectory: Bool = false,
-                    cancelGrace: Duration = .seconds(8)) {
+                    cancelGrace: Duration = .seconds(8), shutdownGrace: Duration = .seconds(3)) {
             self.version = version
             self.profile = profile
             self.profilePinsDirectory = profilePinsDirectory
             self.cancelGrace = cancelGrace
+            self.shutdownGrace = shutdownGrace
         }
     }
 
@@ -59,6 +64,16 @@ public actor ACPAgent {
     private var nextRequestID: Int64 = 0
     private var tasks: [Int: Task<Void, Never>] = [:]
     private var taskCounter = 0
+    /// Requests read and not answered yet: at EOF, those the deadline leaves get an error.
+    private var unanswered: [Int: OpenRequest] = [:]
+    private var requestCounter = 0
+    /// At EOF, resumed when no task is left or the deadline is over, whichever comes first.
+    private var drained: CheckedContinuation<Void, Never>?
+
+    private struct OpenRequest {
+        var id: JSONValue
+        var method: String
+    }
 
     public init(configuration: Configuration, backend: any Backend, output: ACPOutput, logger: Logger) {
         self.init(configuration: configuration, backend: backend, output: output, logger: logger,
@@ -74,16 +89,44 @@ public actor ACPAgent {
         self.sleep = sleep
     }
 
-    /// Serves until `lines` ends (stdin's EOF), then cancels what is still running and returns
-    /// at once: turns already started go on on the backend.
+    /// Serves until `lines` ends (stdin's EOF), then answers the requests already read and
+    /// returns; turns still running go on on the backend.
     public func serve(_ lines: AsyncStream<String>) async {
         for await line in lines {
             if line.allSatisfy(\.isWhitespace) { continue }
             receive(line)
         }
-        logger.debug("stdin closed; stopping", metadata: ["running": "\(tasks.count)"])
+        await stop()
+    }
+
+    /// stdin's EOF: the editor sends nothing more, but may still read (`printf … | tether acp`).
+    /// What is in flight — requests, and the approvals and aborts they led to — may finish until
+    /// `shutdownGrace` is over; then the rest is cancelled and its requests are answered with an
+    /// error. Nothing is aborted: the contract asks none, and the editor may come back to the
+    /// session (`session/load`).
+    private func stop() async {
+        logger.debug("stdin closed; finishing what was asked", metadata: ["running": "\(tasks.count)"])
+        if !tasks.isEmpty {
+            let grace = configuration.shutdownGrace
+            let deadline = Task {
+                try? await Task.sleep(for: grace)
+                self.endDrain()
+            }
+            await withCheckedContinuation { drained = $0 }
+            deadline.cancel()
+        }
         for task in tasks.values { task.cancel() }
         tasks.removeAll()
+        for (_, request) in unanswered.sorted(by: { $0.key < $1.key }) {
+            logger.warning("\(request.method) did not finish in time; answering it with an error")
+            output.send(.errorResponse(id: request.id, error: Self.stopping(request.method)))
+        }
+        unanswered.removeAll()
+    }
+
+    private func endDrain() {
+        drained?.resume()
+        drained = nil
     }
 
     /// One line of input.
@@ -98,9 +141,9 @@ public actor ACPAgent {
                 // The run is recorded now, before the prompt's task runs: a `session/cancel` on
                 // the very next line must find it.
                 let start = Result { try beginPrompt(params) }
-                spawn { await self.answer(id: id, method: method) { try await self.prompt(start.get()) } }
+                answerInTask(id: id, method: method) { try await self.prompt(start.get()) }
             } else {
-                spawn { await self.answer(id: id, method: method) { try await self.dispatch(method, params) } }
+                answerInTask(id: id, method: method) { try await self.dispatch(method, params) }
             }
         case .message(.notification(let method, let params)):
             notification(method, params?.object ?? [:])
@@ -112,7 +155,7 @@ public actor ACPAgent {
         }
     }
 
-    /// Runs `body` as a task that EOF cancels.
+    /// Runs `body` as a task that EOF waits for, up to its deadline.
     @discardableResult
     func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         taskCounter += 1
@@ -125,16 +168,31 @@ public actor ACPAgent {
         return task
     }
 
-    private func taskFinished(_ key: Int) { tasks[key] = nil }
+    private func taskFinished(_ key: Int) {
+        tasks[key] = nil
+        if tasks.isEmpty { endDrain() }
+    }
 
-    private func answer(id: JSONValue, method: String, by work: @Sendable () async throws -> JSONValue) async {
+    /// Answers request `id` with what `work` gives, in a task of its own.
+    private func answerInTask(id: JSONValue, method: String, _ work: @escaping @Sendable () async throws -> JSONValue) {
+        requestCounter += 1
+        let request = requestCounter
+        unanswered[request] = OpenRequest(id: id, method: method)
+        spawn { await self.answer(request, by: work) }
+    }
+
+    private func answer(_ request: Int, by work: @Sendable () async throws -> JSONValue) async {
+        let result: Result<JSONValue, any Error>
         do {
-            let result = try await work()
-            output.send(.response(id: id, result: result))
-        } catch let error as JSONRPCError {
-            output.send(.errorResponse(id: id, error: error))
+            result = .success(try await work())
         } catch {
-            output.send(.errorResponse(id: id, error: Self.rpcError(error, doing: method)))
+            result = .failure(error)
+        }
+        // Past the EOF deadline, it was answered already.
+        guard let open = unanswered.removeValue(forKey: request) else { return }
+        switch result {
+        case .success(let value): output.send(.response(id: open.id, result: value))
+        case .failure(let error): output.send(.errorResponse(id: open.id, error: Self.rpcError(error, doing: open.method)))
         }
     }
 
@@ -174,6 +232,13 @@ public actor ACPAgent {
         let id = JSONValue.int(nextRequestID)
         output.send(.request(id: id, method: method, params: params))
         return id
+    }
+
+    /// The answer to a request still running at the EOF deadline.
+    static func stopping(_ method: String) -> JSONRPCError {
+        let turn = method == "session/prompt" ? "; the turn goes on on the backend" : ""
+        return JSONRPCError(code: JSONRPCError.internalErrorCode,
+                            message: "\(method) did not finish before tether acp stopped (stdin closed)\(turn)")
     }
 
     /// Any failure as a JSON-RPC error that says what failed and what to do.

@@ -123,8 +123,8 @@ struct AgentHarness {
     let agent: ACPAgent
     let served: Task<Void, Never>
 
-    init(_ backend: ScriptedBackend, cancelGrace: Duration = .seconds(8), graceTimers: GraceTimers? = nil,
-         log: CapturedLog? = nil) {
+    init(_ backend: ScriptedBackend, cancelGrace: Duration = .seconds(8), shutdownGrace: Duration = .seconds(3),
+         graceTimers: GraceTimers? = nil, log: CapturedLog? = nil) {
         let (stream, input) = AsyncStream<String>.makeStream()
         self.input = input
         let lines = received
@@ -133,7 +133,8 @@ struct AgentHarness {
             lines.lines.withLock { $0.append(try! JSONParser.parse(text)) }
         }
         let logger = log.map { log in Logger(label: "test") { _ in log } } ?? Logger(label: "test")
-        let agent = ACPAgent(configuration: .init(version: "test", profile: "p", cancelGrace: cancelGrace),
+        let agent = ACPAgent(configuration: .init(version: "test", profile: "p", cancelGrace: cancelGrace,
+                                                         shutdownGrace: shutdownGrace),
                              backend: backend, output: output, logger: logger,
                              sleep: { duration in
                                  if let graceTimers { await graceTimers.sleep(duration) } else { try await Task.sleep(for: duration) }
@@ -340,7 +341,8 @@ func promptLine(_ id: Int) -> String {
         let approval = Approval(id: "t1~a1", session: "s1", turn: "t1", kind: .command, title: "Run ls", command: "ls",
                                 options: [.accept, .acceptForSession, .decline, .cancel], risk: .low, extra: ["item": "c1"])
         let backend = ScriptedBackend(.init(turn: [.approvalRequested(approval)], hang: true))
-        let harness = AgentHarness(backend, cancelGrace: .milliseconds(200))
+        // The turn never ends: EOF need not wait for it.
+        let harness = AgentHarness(backend, shutdownGrace: .milliseconds(100))
         harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
         _ = try #require(await harness.response(1))
         harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
@@ -357,17 +359,44 @@ func promptLine(_ id: Int) -> String {
         await harness.served.value
     }
 
-    @Test func eofEndsServingWhileATurnIsRunning() async throws {
-        let backend = ScriptedBackend(.init(turn: [.turnStarted(session: "s1", turn: "t1")], hang: true))
-        let harness = AgentHarness(backend)
-        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
+    /// `printf '…session/list…' | tether acp`: the editor closes stdin right after its requests,
+    /// and still gets their answers — a prompt's too, if its turn ends in time.
+    @Test func eofAnswersTheRequestsAlreadyRead() async throws {
+        let backend = ScriptedBackend(.init(turn: [.turnStarted(session: "s1", turn: "t1")], hang: true,
+                                            listDelay: .milliseconds(300)))
+        let harness = AgentHarness(backend, shutdownGrace: .seconds(30))
+        harness.send(newSessionLine)
         _ = try #require(await harness.response(1))
-        harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
-        try await Task.sleep(for: .milliseconds(100))
+        harness.send(promptLine(2))
+        await harness.until { backend.state.withLock { $0.sent } == 1 }
+        harness.send(#"{"jsonrpc":"2.0","id":3,"method":"session/list","params":{}}"#)
+        harness.input.finish()
+        backend.endTurn([.turnCompleted(session: "s1", turn: "t1", outcome: .completed)])
+        await harness.served.value
+        let lines = harness.received.lines.withLock { $0 }
+        let prompt = lines.first { $0["id"] == 2 && $0["method"] == nil }
+        let list = lines.first { $0["id"] == 3 && $0["method"] == nil }
+        #expect(prompt?["result"]?["stopReason"] == "end_turn")
+        #expect(list?["result"]?["sessions"]?[0]?["sessionId"] == "s1")
+    }
+
+    /// A turn that outlasts the EOF deadline goes on on the backend; its prompt is answered with
+    /// an error that says so, and the process ends (within the contract's 5 s).
+    @Test func eofAnswersAPromptStillRunningAtTheDeadlineAndLeavesItsTurnRunning() async throws {
+        let backend = ScriptedBackend(.init(turn: [.turnStarted(session: "s1", turn: "t1")], hang: true))
+        let harness = AgentHarness(backend, shutdownGrace: .milliseconds(200))
+        harness.send(newSessionLine)
+        _ = try #require(await harness.response(1))
+        harness.send(promptLine(2))
+        await harness.until { backend.state.withLock { $0.sent } == 1 }
         let start = ContinuousClock.now
         harness.input.finish()
         await harness.served.value
-        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(ContinuousClock.now - start < .seconds(5))
+        let answers = harness.received.lines.withLock { $0.filter { $0["id"] == 2 && $0["method"] == nil } }
+        #expect(answers.count == 1)
+        #expect(answers.first?["error"]?["message"] == "session/prompt did not finish before tether acp stopped (stdin closed); the turn goes on on the backend")
+        #expect(backend.state.withLock { $0.aborted }.isEmpty)
     }
 
     @Test func loadingAnUnknownSessionSaysWhatFailed() async throws {
