@@ -161,7 +161,7 @@ extension ACPAgent {
     }
 
     func editorAnswered(id: JSONValue, answer: PermissionRequests.Answer) {
-        guard permissions.isPermissionRequest(id) else {
+        guard permissions.isOpen(id) else {
             logger.debug("an answer to request \(id.serialized), which is not open; ignored")
             return
         }

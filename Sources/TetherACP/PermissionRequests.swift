@@ -20,51 +20,55 @@ public struct PermissionRequests: Sendable {
         case withdraw(requestID: JSONValue)
     }
 
-    private enum State: Sendable, Equatable { case open, answered, withdrawn }
-
-    private struct Entry: Sendable {
-        var ask: PermissionAsk
-        var state: State
-        /// `session/cancel` came while it was open: a `cancelled` answer is part of that abort.
-        var cancelledBySession = false
-    }
-
-    private var entries: [JSONValue: Entry] = [:]
+    /// The requests the editor has not answered, and which we have not withdrawn. A settled one
+    /// is forgotten: a later answer to it is not ours and sends nothing.
+    private var open: [JSONValue: PermissionAsk] = [:]
     private var requestForApproval: [String: JSONValue] = [:]
+    /// Sessions between `session/cancel` and their turn's end: the editor answers their requests
+    /// `cancelled` as part of the cancel — also those asked after it, while the turn winds down.
+    private var cancelledSessions: Set<String> = []
 
     public init() {}
 
+    /// Nothing is held.
+    var isEmpty: Bool { open.isEmpty && requestForApproval.isEmpty && cancelledSessions.isEmpty }
+
     /// The request `requestID` now asks the editor about `ask`.
     public mutating func asked(_ ask: PermissionAsk, requestID: JSONValue) {
-        entries[requestID] = Entry(ask: ask, state: .open)
+        open[requestID] = ask
         requestForApproval[ask.approvalID] = requestID
     }
 
-    /// Whether `requestID` is one of ours.
-    public func isPermissionRequest(_ requestID: JSONValue) -> Bool { entries[requestID] != nil }
+    /// Whether `requestID` is one of ours and still waits for the editor's answer.
+    public func isOpen(_ requestID: JSONValue) -> Bool { open[requestID] != nil }
 
     /// The editor answered. A second answer, one to a withdrawn request, and a `cancelled` that
     /// belongs to `session/cancel` send nothing.
     public mutating func editorAnswered(requestID: JSONValue, _ answer: Answer) -> [Action] {
-        guard var entry = entries[requestID], entry.state == .open else { return [] }
-        entry.state = .answered
-        entries[requestID] = entry
+        guard let ask = settle(requestID) else { return [] }
         switch answer {
         case .selected(let optionID):
-            guard let option = entry.ask.options.first(where: { $0.optionID == optionID }) else {
-                return declineOrCancel(entry)
+            guard let option = ask.options.first(where: { $0.optionID == optionID }) else {
+                return declineOrCancel(ask)
             }
-            return [.approve(approvalID: entry.ask.approvalID, decision: option.decision)]
+            return [.approve(approvalID: ask.approvalID, decision: option.decision)]
         case .cancelled, .unreadable:
-            if entry.cancelledBySession { return [] }
-            return declineOrCancel(entry)
+            if cancelledSessions.contains(ask.session) { return [] }
+            return declineOrCancel(ask)
         }
     }
 
+    /// Forgets the open request `requestID`, and returns what it asked.
+    private mutating func settle(_ requestID: JSONValue) -> PermissionAsk? {
+        guard let ask = open.removeValue(forKey: requestID) else { return nil }
+        if requestForApproval[ask.approvalID] == requestID { requestForApproval[ask.approvalID] = nil }
+        return ask
+    }
+
     /// Outside `session/cancel`, an editor that dismisses the request declines the tool.
-    private func declineOrCancel(_ entry: Entry) -> [Action] {
-        for decision in [Decision.decline, .cancel] where entry.ask.accepted.contains(decision) {
-            return [.approve(approvalID: entry.ask.approvalID, decision: decision)]
+    private func declineOrCancel(_ ask: PermissionAsk) -> [Action] {
+        for decision in [Decision.decline, .cancel] where ask.accepted.contains(decision) {
+            return [.approve(approvalID: ask.approvalID, decision: decision)]
         }
         return []
     }
@@ -72,28 +76,21 @@ public struct PermissionRequests: Sendable {
     /// The backend says the approval is settled. If the editor has not answered, someone else
     /// did (`tether approve`, the gateway's page): withdraw the editor's request.
     public mutating func resolved(approvalID: String) -> [Action] {
-        guard let requestID = requestForApproval[approvalID], var entry = entries[requestID], entry.state == .open else {
-            return []
-        }
-        entry.state = .withdrawn
-        entries[requestID] = entry
+        guard let requestID = requestForApproval[approvalID], settle(requestID) != nil else { return [] }
         return [.withdraw(requestID: requestID)]
     }
 
-    /// `session/cancel`: the editor answers its open requests `cancelled` as part of the abort.
+    /// `session/cancel`: until the turn ends, the editor answers the session's requests
+    /// `cancelled` as part of the abort.
     public mutating func sessionCancelled(_ session: String) {
-        for (id, entry) in entries where entry.ask.session == session && entry.state == .open {
-            entries[id]?.cancelledBySession = true
-        }
+        cancelledSessions.insert(session)
     }
 
     /// The session's turn ended (its prompt answers now): requests still open are moot.
     public mutating func turnEnded(session: String) -> [Action] {
-        var actions: [Action] = []
-        for (id, entry) in entries where entry.ask.session == session && entry.state == .open {
-            entries[id]?.state = .withdrawn
-            actions.append(.withdraw(requestID: id))
-        }
-        return actions
+        cancelledSessions.remove(session)
+        let moot = open.filter { $0.value.session == session }.keys
+        for id in moot { _ = settle(id) }
+        return moot.map { .withdraw(requestID: $0) }
     }
 }

@@ -59,6 +59,39 @@ import TetherCore
         var requests = PermissionRequests()
         requests.asked(ask, requestID: 7)
         #expect(requests.editorAnswered(requestID: 7, .selected(optionID: "bogus")) == [.approve(approvalID: "job~appr", decision: .decline)])
-        #expect(!requests.isPermissionRequest(8))
+        #expect(!requests.isOpen(8))
+    }
+
+    /// An approval that comes between `session/cancel` and the turn's end: the editor answers it
+    /// `cancelled` as part of the cancel too.
+    @Test func aRequestAskedAfterSessionCancelIsPartOfItToo() {
+        var requests = PermissionRequests()
+        requests.sessionCancelled("s")
+        requests.asked(ask, requestID: 9)
+        #expect(requests.editorAnswered(requestID: 9, .cancelled).isEmpty)
+        // Once the turn has ended, the session's next turn is not cancelled.
+        _ = requests.turnEnded(session: "s")
+        requests.asked(ask, requestID: 10)
+        #expect(requests.editorAnswered(requestID: 10, .cancelled) == [.approve(approvalID: "job~appr", decision: .decline)])
+    }
+
+    /// A long editor session asks many approvals: the settled ones are not kept.
+    @Test func answeredAndWithdrawnRequestsAreForgotten() {
+        var requests = PermissionRequests()
+        for (number, settle) in ["answered", "resolved", "turn ended"].enumerated() {
+            var asked = ask
+            asked.approvalID = settle
+            let id = JSONValue.int(Int64(number))
+            requests.asked(asked, requestID: id)
+            switch settle {
+            case "answered": _ = requests.editorAnswered(requestID: id, .selected(optionID: "accept"))
+            case "resolved": _ = requests.resolved(approvalID: settle)
+            default: _ = requests.turnEnded(session: "s")
+            }
+            let open = requests.isOpen(id)
+            #expect(!open, "\(settle)")
+        }
+        let empty = requests.isEmpty
+        #expect(empty)
     }
 }
