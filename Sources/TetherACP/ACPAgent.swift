@@ -23,7 +23,7 @@ public actor ACPAgent {
         public var shutdownGrace: Duration
 
         public init(version: String, profile: String, profilePinsDirectory: Bool = false,
-                    cancelGrace: Duration = .seconds(8), shutdownGrace: Duration = .seconds(3)) {
+                    cancelGrace: Duration = .seconds(8), shutdownGrace: Duration = .seconds(2)) {
             self.version = version
             self.profile = profile
             self.profilePinsDirectory = profilePinsDirectory

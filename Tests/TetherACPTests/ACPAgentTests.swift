@@ -123,7 +123,7 @@ struct AgentHarness {
     let agent: ACPAgent
     let served: Task<Void, Never>
 
-    init(_ backend: ScriptedBackend, cancelGrace: Duration = .seconds(8), shutdownGrace: Duration = .seconds(3),
+    init(_ backend: ScriptedBackend, cancelGrace: Duration = .seconds(8), shutdownGrace: Duration = .seconds(2),
          graceTimers: GraceTimers? = nil, log: CapturedLog? = nil) {
         let (stream, input) = AsyncStream<String>.makeStream()
         self.input = input

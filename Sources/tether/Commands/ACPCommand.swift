@@ -36,7 +36,7 @@ struct ACPCommand: AsyncParsableCommand {
               echo '{"jsonrpc":"2.0","id":1,"method":"initialize"}' | tether acp -p sim
 
             The process ends with exit 0 when stdin closes (the editor quits), once it has answered \
-            the requests it read (it waits up to 3 s for them; one still running then gets an \
+            the requests it read (it waits up to 2 s for them; one still running then gets an \
             error). Turns still running on the backend go on.
             """)
 
