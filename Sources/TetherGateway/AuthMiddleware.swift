@@ -7,11 +7,19 @@ import Hummingbird
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
     let auth: GatewayAuth
+    /// Without tokens: which browsers may call (`OpenGatewayGuard`).
+    let openGuard: OpenGatewayGuard
 
     static let openPaths: Set<String> = Set(["/v1/health", "/v1/login"]).union(PageAssets.files.keys)
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if auth.isOpen || Self.openPaths.contains(request.uri.path) { return try await next(request, context) }
+        if auth.isOpen {
+            if let problem = openGuard.problem(host: request.head.authority, origin: request.headers[.origin]) {
+                throw problem
+            }
+            return try await next(request, context)
+        }
+        if Self.openPaths.contains(request.uri.path) { return try await next(request, context) }
         if let authorization = request.headers[.authorization] {
             guard let token = Self.bearer(authorization), auth.accepts(token: token) else {
                 throw ProblemDetails(.unauthorized, "the bearer token was refused",

@@ -33,6 +33,7 @@ public struct Gateway: Sendable {
             follows[subscription.profile.name] = subscription.sessionFollows
         }
         let api = GatewayAPI(profiles: profiles, journal: journal, auth: GatewayAuth(tokens: configuration.tokens),
+                             openGuard: OpenGatewayGuard(publicURL: configuration.publicURL),
                              approvals: ApprovalDesk(journal: journal, logger: logger), heartbeat: configuration.heartbeat,
                              version: configuration.version,
                              logger: logger, sessionFollows: follows)

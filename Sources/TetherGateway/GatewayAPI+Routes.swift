@@ -5,7 +5,7 @@ extension GatewayAPI {
     func router() -> Router<GatewayRequestContext> {
         let router = Router(context: GatewayRequestContext.self)
         router.add(middleware: ProblemMiddleware(logger: logger))
-        router.add(middleware: AuthMiddleware(auth: auth))
+        router.add(middleware: AuthMiddleware(auth: auth, openGuard: openGuard))
 
         for (path, asset) in PageAssets.files {
             router.get(RouterPath(path)) { _, _ in PageAssets.response(asset) }

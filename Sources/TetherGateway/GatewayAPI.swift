@@ -8,6 +8,7 @@ struct GatewayAPI: Sendable {
     let profiles: [ServedProfile]
     let journal: EventJournal
     let auth: GatewayAuth
+    let openGuard: OpenGatewayGuard
     let approvals: ApprovalDesk
     let heartbeat: Duration
     let version: String

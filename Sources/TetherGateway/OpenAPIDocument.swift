@@ -7,7 +7,7 @@ enum OpenAPIDocument {
   "info": {
     "title": "Tether gateway",
     "version": "1",
-    "description": "`tether serve`: one API over every configured profile, backed by a durable event log. Events are schema-v1 JSON lines (see the project's adapters.md); every event in the log has a `seq` that only grows, so a client resumes with `Last-Event-ID` (or `since`) and gets every event it missed, once, in order. Errors are RFC 7807 problem+json with a `code`."
+    "description": "`tether serve`: one API over every configured profile, backed by a durable event log. Events are schema-v1 JSON lines (see the project's adapters.md); every event in the log has a `seq` that only grows, so a client resumes with `Last-Event-ID` (or `since`) and gets every event it missed, once, in order. Errors are RFC 7807 problem+json with a `code`. Without tokens (loopback only), a request carrying another site's `Origin`, or a `Host` that is not an IP address, localhost or public_url's host, gets 403."
   },
   "servers": [
     {

@@ -412,7 +412,7 @@ import Glibc
             defer { close(stuck) }
             var small: Int32 = 4096
             setsockopt(stuck, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-            try TestSockets.sendAll(stuck, Array("GET /v1/events HTTP/1.1\r\nHost: gateway\r\n\r\n".utf8))
+            try TestSockets.sendAll(stuck, Array("GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
             let reader = try Curl.start("GET", gateway.url + "/v1/events?since=0", maxTime: 120)
 
             // The flood ends with the session going idle (polled by type: the whole log is large).
@@ -433,6 +433,21 @@ import Glibc
             #expect(read == logged)
             let peak = gateway.process?.peakRSSKilobytes ?? 0
             #expect(peak > 0 && peak < 200_000, "peak RSS \(peak) kB")
+        }
+    }
+
+    /// Without tokens, a web page on another site, or one whose name was made to point at the
+    /// gateway (DNS rebinding), cannot drive it; the gateway's own page and non-browser clients can.
+    @Test func anOpenGatewayAnswersItsOwnPageAndNotOtherSites() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let port = URL(string: gateway.url)?.port ?? 0
+            #expect(try await gateway.get("/v1/profiles").status == 200)
+            #expect(try await gateway.get("/v1/profiles", headers: ["Origin: \(gateway.url)"]).status == 200)
+            let crossSite = try await gateway.post("/v1/profiles/oc/sessions", json: "{}", headers: ["Origin: https://evil.example"])
+            #expect(crossSite.status == 403 && crossSite.body.contains("evil.example"), "\(crossSite.body)")
+            let rebound = try await gateway.get("/v1/profiles", headers: ["Host: evil.example:\(port)"])
+            #expect(rebound.status == 403 && rebound.body.contains("does not answer to the name evil.example"), "\(rebound.body)")
         }
     }
 

@@ -33,6 +33,26 @@ import Testing
         #expect(tokened.exposureProblem == nil)
     }
 
+    /// Without tokens, a browser may call only from the gateway's own page, by a name DNS
+    /// rebinding cannot take over; clients that are not browsers send no Origin.
+    @Test func anOpenGatewayRefusesOtherSitesAndForeignNames() {
+        let guarded = OpenGatewayGuard(publicURL: "https://Phone-Gateway.example/app")
+        // Not a browser, or the gateway's own page.
+        for (host, origin) in [("127.0.0.1:7420", nil), ("localhost:7420", "http://localhost:7420"), ("[::1]:7420", "http://[::1]:7420"),
+                               ("127.0.0.1:7420", "http://127.0.0.1:7420"), ("phone-gateway.example", "https://phone-gateway.example"),
+                               ("192.168.1.5:7420", nil)] as [(String, String?)] {
+            #expect(guarded.problem(host: host, origin: origin) == nil, "\(host) \(origin ?? "-")")
+        }
+        // Another site's page, a sandboxed one, a rebound name, another port.
+        for (host, origin) in [("127.0.0.1:7420", "https://evil.example"), ("127.0.0.1:7420", "null"),
+                               ("evil.example:7420", "http://evil.example:7420"), ("evil.example:7420", nil),
+                               ("127.0.0.1:7420", "http://127.0.0.1:8080"), ("phone-gateway.example:8443", "https://phone-gateway.example")]
+                as [(String, String?)] {
+            #expect(guarded.problem(host: host, origin: origin)?.kind.code == "forbidden", "\(host) \(origin ?? "-")")
+        }
+        #expect(OpenGatewayGuard(publicURL: nil).problem(host: "phone-gateway.example", origin: nil) != nil)
+    }
+
     @Test func cookieAndBearerParsing() {
         #expect(AuthMiddleware.bearer("Bearer abc") == "abc")
         #expect(AuthMiddleware.bearer("bearer  abc ") == "abc")

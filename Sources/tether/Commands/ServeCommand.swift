@@ -26,7 +26,8 @@ struct ServeCommand: AsyncParsableCommand {
             Config ([serve] table; flags override): listen, db, retain_days, tokens (secrets: \
             { env = "NAME" } or { file = "PATH" }), notify = { url = "https://ntfy.example/topic" } (one text/plain \
             POST per approval) or { command = ["notify-send"] } (run with the title and the body appended), public_url.
-            Without tokens the API needs no auth and only a loopback listen is allowed; to reach it \
+            Without tokens the API needs no auth and only a loopback listen is allowed (browsers may \
+            call it only from its own page, by address, localhost or public_url's host); to reach it \
             from a phone, keep it on loopback and forward it (ssh -R 7420:127.0.0.1:7420 vps), or \
             add a token and listen on the LAN.
 

@@ -1,0 +1,79 @@
+import Foundation
+
+/// What keeps an open gateway (no tokens, loopback only) from being driven by a web page the
+/// user happens to visit. With no credential to present, the browser itself is the risk:
+/// - a page on another site can send a form or a `no-cors` fetch to `http://127.0.0.1:7420`
+///   (an approval, a prompt): the browser marks it with that site's `Origin`, which is refused
+///   unless it is the gateway's own (the request's `Host`);
+/// - DNS rebinding makes the gateway same-origin with such a page (its name resolves to
+///   127.0.0.1): the `Host` is then that name, refused unless it is an IP address,
+///   `localhost`, or `public_url`'s host.
+/// Clients that are not browsers send no `Origin` and the address they dialled as `Host`.
+struct OpenGatewayGuard: Sendable {
+    /// `public_url`'s host, lowercased: the name a proxy in front of the gateway is reached by.
+    let publicHost: String?
+
+    init(publicURL: String?) {
+        publicHost = publicURL.flatMap { URL(string: $0)?.host?.lowercased() }
+    }
+
+    /// Why the request is refused, nil when it may go on.
+    func problem(host: String?, origin: String?) -> ProblemDetails? {
+        if let host, let name = Self.hostname(ofAuthority: host), !allows(name) {
+            return ProblemDetails(.forbidden, "this gateway does not answer to the name \(name)",
+                                  detail: "without tokens it answers to an IP address, localhost or public_url's host only "
+                                      + "(a web page that made its name point here must not drive your agents); "
+                                      + "set public_url, or reach it by address")
+        }
+        if let origin, !(host.map { Self.isSameOrigin(origin, host: $0) } ?? false) {
+            return ProblemDetails(.forbidden, "a web page from \(origin) may not use this gateway",
+                                  detail: "without tokens only the gateway's own page may call it from a browser; "
+                                      + "add tokens to the [serve] table to let other pages in")
+        }
+        return nil
+    }
+
+    /// Whether a browser's `Origin` is the site the request went to (`Host`, its port
+    /// defaulting to the origin scheme's).
+    static func isSameOrigin(_ origin: String, host: String) -> Bool {
+        guard let url = URL(string: origin), let scheme = url.scheme?.lowercased(), var originHost = url.host?.lowercased()
+        else { return false }  // "null" too: a sandboxed or file page
+        if originHost.hasPrefix("[") { originHost = String(originHost.dropFirst().dropLast()) }
+        return hostname(ofAuthority: host) == originHost && port(ofAuthority: host, scheme: scheme) == (url.port ?? defaultPort(scheme))
+    }
+
+    private func allows(_ name: String) -> Bool {
+        name == "localhost" || name == publicHost || Self.isIPAddress(name)
+    }
+
+    /// The host of `host[:port]` or `[v6]:port`, lowercased, without brackets; nil if malformed.
+    static func hostname(ofAuthority authority: String) -> String? {
+        let text = authority.lowercased()
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            return String(text[text.index(after: text.startIndex)..<close])
+        }
+        let name = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        return name.isEmpty ? nil : name
+    }
+
+    static func port(ofAuthority authority: String, scheme: String) -> Int? {
+        let afterHost = authority.hasPrefix("[") ? authority.split(separator: "]", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+                                                 : String(authority.drop { $0 != ":" })
+        guard afterHost.hasPrefix(":") else { return defaultPort(scheme) }
+        return Int(afterHost.dropFirst())
+    }
+
+    static func defaultPort(_ scheme: String) -> Int? {
+        switch scheme.lowercased() {
+        case "http": 80
+        case "https": 443
+        default: nil
+        }
+    }
+
+    static func isIPAddress(_ name: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
+    }
+}
