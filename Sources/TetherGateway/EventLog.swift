@@ -69,6 +69,12 @@ public final class EventLog: Sendable {
                 CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
                 """)
         }
+        migrator.registerMigration("v2 retired dedup keys") { db in
+            // The duplicate rule outlives retention: a resubscription reads a session's recent
+            // turns back from history, and those may be older than what retention keeps.
+            try db.execute(sql: "CREATE TABLE retired_dedup (key TEXT PRIMARY KEY, seq INTEGER NOT NULL)")
+            try db.execute(sql: "CREATE INDEX retired_dedup_seq ON retired_dedup(seq)")
+        }
         return migrator
     }
 
@@ -82,7 +88,9 @@ public final class EventLog: Sendable {
         let key = EventDedupKey.key(for: event)
         return try pool.write { db -> LoggedEvent? in
             // Looked up first rather than INSERT OR IGNORE, which would spend a seq on a duplicate.
-            if let key, try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM event WHERE dedup_key = ?)", arguments: [key]) == true {
+            if let key, try Bool.fetchOne(db, sql: """
+                SELECT EXISTS(SELECT 1 FROM event WHERE dedup_key = ?1) OR EXISTS(SELECT 1 FROM retired_dedup WHERE key = ?1)
+                """, arguments: [key]) == true {
                 return nil
             }
             try db.execute(sql: """

@@ -104,6 +104,22 @@ import TetherCore
         #expect(try log.trimmedThrough() == 2)
     }
 
+    /// A resubscription reads a session's recent turns back from history, some older than
+    /// retention keeps: the duplicate rule outlives the events it trimmed, so they are not
+    /// logged (and sent to every client) again.
+    @Test func theDuplicateRuleOutlivesRetention() throws {
+        let path = Self.temporaryPath()
+        let log = try Self.open(path)
+        var old = Self.part(.partCompleted, part: "old")
+        old.ts = Event.now() - 3 * 86_400_000
+        #expect(try log.append(old) != nil)
+        #expect(try log.append(Self.part(.partDelta, part: "live")) != nil)
+        #expect(try log.trim(olderThan: Event.now() - 86_400_000) == 1)
+        #expect(try log.append(Self.part(.partCompleted, part: "old")) == nil)
+        #expect(try Self.open(path).append(Self.part(.partCompleted, part: "old")) == nil)
+        #expect(try log.append(Self.part(.partCompleted, part: "new")) != nil)
+    }
+
     @Test func theFirstAnswerToAnApprovalIsKept() throws {
         let path = Self.temporaryPath()
         let log = try Self.open(path)
