@@ -145,6 +145,12 @@ struct AgentHarness {
 
     func send(_ line: String) { input.yield(line) }
 
+    /// `session/new` (s1), answered.
+    func openSession() async throws {
+        send(newSessionLine)
+        _ = try #require(await response(1))
+    }
+
     /// Lines handled back to back in one turn of the agent, as `serve` handles lines that were
     /// already buffered: no task of the agent runs between them.
     func sendTogether(_ lines: String...) async { await agent.receive(lines) }
@@ -178,6 +184,8 @@ extension ACPAgent {
 
 let newSessionLine = #"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#
 let cancelLine = #"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#
+/// A turn that starts and completes, with nothing in between.
+let aTurn: [Event] = [.turnStarted(session: "s1", turn: "t1"), .turnCompleted(session: "s1", turn: "t1", outcome: .completed)]
 func promptLine(_ id: Int) -> String {
     #"{"jsonrpc":"2.0","id":\#(id),"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#
 }
@@ -213,8 +221,7 @@ func promptLine(_ id: Int) -> String {
             .turnCompleted(session: "s1", turn: "t1", outcome: .completed),
         ]))
         let harness = AgentHarness(backend)
-        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
-        _ = try #require(await harness.response(1))
+        try await harness.openSession()
         harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
         let answer = try #require(await harness.response(2))
         #expect(answer["result"]?["stopReason"] == "end_turn")
@@ -229,8 +236,7 @@ func promptLine(_ id: Int) -> String {
         let harness = AgentHarness(ScriptedBackend(.init(turn: [
             .turnCompleted(session: "s1", turn: "t1", outcome: .failed, error: "APIError: rate limited"),
         ])))
-        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
-        _ = try #require(await harness.response(1))
+        try await harness.openSession()
         harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
         let answer = try #require(await harness.response(2))
         #expect(answer["error"]?["message"] == "the turn failed: APIError: rate limited")
@@ -241,8 +247,7 @@ func promptLine(_ id: Int) -> String {
     @Test func cancelAbortsAndAnswersCancelledEvenWhenTheBackendNeverEndsTheTurn() async throws {
         let backend = ScriptedBackend(.init(turn: [.turnStarted(session: "s1", turn: "t1")], hang: true))
         let harness = AgentHarness(backend, cancelGrace: .milliseconds(200))
-        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
-        _ = try #require(await harness.response(1))
+        try await harness.openSession()
         harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
         try await Task.sleep(for: .milliseconds(100))
         let start = ContinuousClock.now
@@ -262,13 +267,9 @@ func promptLine(_ id: Int) -> String {
     /// An editor writes the prompt and its cancel back to back: the cancel is read before the
     /// prompt's task has run at all, and must still apply to it.
     @Test func aCancelRightBehindItsPromptCancelsIt() async throws {
-        let backend = ScriptedBackend(.init(turn: [
-            .turnStarted(session: "s1", turn: "t1"),
-            .turnCompleted(session: "s1", turn: "t1", outcome: .completed),
-        ]))
+        let backend = ScriptedBackend(.init(turn: aTurn))
         let harness = AgentHarness(backend)
-        harness.send(newSessionLine)
-        _ = try #require(await harness.response(1))
+        try await harness.openSession()
         await harness.sendTogether(promptLine(2), cancelLine)
         let answer = try #require(await harness.response(2))
         #expect(answer["result"]?["stopReason"] == "cancelled")
@@ -280,13 +281,9 @@ func promptLine(_ id: Int) -> String {
     }
 
     @Test func aCancelWithNoPromptRunningIsForgotten() async throws {
-        let backend = ScriptedBackend(.init(turn: [
-            .turnStarted(session: "s1", turn: "t1"),
-            .turnCompleted(session: "s1", turn: "t1", outcome: .completed),
-        ]))
+        let backend = ScriptedBackend(.init(turn: aTurn))
         let harness = AgentHarness(backend)
-        harness.send(newSessionLine)
-        _ = try #require(await harness.response(1))
+        try await harness.openSession()
         harness.send(cancelLine)
         harness.send(promptLine(2))
         let answer = try #require(await harness.response(2))
@@ -304,8 +301,7 @@ func promptLine(_ id: Int) -> String {
         let timers = GraceTimers()
         let log = CapturedLog()
         let harness = AgentHarness(backend, graceTimers: timers, log: log)
-        harness.send(newSessionLine)
-        _ = try #require(await harness.response(1))
+        try await harness.openSession()
 
         harness.send(promptLine(2))
         await harness.until { backend.state.withLock { $0.sent } == 1 }
@@ -343,8 +339,7 @@ func promptLine(_ id: Int) -> String {
         let backend = ScriptedBackend(.init(turn: [.approvalRequested(approval)], hang: true))
         // The turn never ends: EOF need not wait for it.
         let harness = AgentHarness(backend, shutdownGrace: .milliseconds(100))
-        harness.send(#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
-        _ = try #require(await harness.response(1))
+        try await harness.openSession()
         harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
         let request = try #require(await harness.wait { $0["method"] == "session/request_permission" })
         let toolCall = try #require(await harness.wait { $0["params"]?["update"]?["sessionUpdate"] == "tool_call" })
@@ -365,8 +360,7 @@ func promptLine(_ id: Int) -> String {
         let backend = ScriptedBackend(.init(turn: [.turnStarted(session: "s1", turn: "t1")], hang: true,
                                             listDelay: .milliseconds(300)))
         let harness = AgentHarness(backend, shutdownGrace: .seconds(30))
-        harness.send(newSessionLine)
-        _ = try #require(await harness.response(1))
+        try await harness.openSession()
         harness.send(promptLine(2))
         await harness.until { backend.state.withLock { $0.sent } == 1 }
         harness.send(#"{"jsonrpc":"2.0","id":3,"method":"session/list","params":{}}"#)
@@ -385,8 +379,7 @@ func promptLine(_ id: Int) -> String {
     @Test func eofAnswersAPromptStillRunningAtTheDeadlineAndLeavesItsTurnRunning() async throws {
         let backend = ScriptedBackend(.init(turn: [.turnStarted(session: "s1", turn: "t1")], hang: true))
         let harness = AgentHarness(backend, shutdownGrace: .milliseconds(200))
-        harness.send(newSessionLine)
-        _ = try #require(await harness.response(1))
+        try await harness.openSession()
         harness.send(promptLine(2))
         await harness.until { backend.state.withLock { $0.sent } == 1 }
         let start = ContinuousClock.now

@@ -275,10 +275,13 @@ import Glibc
         }
     }
 
-    @Test func readingPausesWhileTheConsumerIsBehind() async throws {
-        let count = 200
+    /// The server floods `count` messages while the consumer waits 300 ms, then every one is
+    /// read, in order; returns the peak the connection held for `receive()`.
+    func floodWhileBehind(count: Int, _ opcode: WSFrame.Opcode, payload: @escaping @Sendable (Int) -> [UInt8],
+                          expected: (Int) -> WebSocketMessage) async throws -> Int {
+        var peak = 0
         try await withServer(script: { peer in
-            for index in 0..<count { peer.send(.binary, [UInt8](repeating: UInt8(index % 256), count: 10_000)) }
+            for index in 0..<count { peer.send(opcode, payload(index)) }
             peer.sendClose(1000)
             while try await peer.next() != nil {}
         }) { server in
@@ -286,36 +289,30 @@ import Glibc
             try await Task.sleep(for: .milliseconds(300))
             var received = 0
             while let message = try await connection.receive() {
-                #expect(message == .binary([UInt8](repeating: UInt8(received % 256), count: 10_000)))
+                #expect(message == expected(received))
                 received += 1
             }
             #expect(received == count)
-            // Held at most the limit plus what one read turn decodes past it.
-            #expect(connection.peakBufferedBytes <= 50_000 + 16 * 64 * 1024)
-            #expect(connection.peakBufferedBytes < count * 10_000 / 2)
+            peak = connection.peakBufferedBytes
         }
+        return peak
+    }
+
+    @Test func readingPausesWhileTheConsumerIsBehind() async throws {
+        let count = 200
+        let peak = try await floodWhileBehind(count: count, .binary, payload: { [UInt8](repeating: UInt8($0 % 256), count: 10_000) },
+                                              expected: { .binary([UInt8](repeating: UInt8($0 % 256), count: 10_000)) })
+        // Held at most the limit plus what one read turn decodes past it.
+        #expect(peak <= 50_000 + 16 * 64 * 1024)
+        #expect(peak < count * 10_000 / 2)
     }
 
     /// Empty messages weigh their slot in the buffer: a flood of them pauses reading at the
     /// bound like any other (weighed by payload alone, they never filled it).
     @Test func aFloodOfEmptyMessagesIsBoundedToo() async throws {
-        let count = 20_000  // 1,000 or so fill the buffer
-        try await withServer(script: { peer in
-            for _ in 0..<count { peer.send(.text, []) }
-            peer.sendClose(1000)
-            while try await peer.next() != nil {}
-        }) { server in
-            let connection = try await connect(server.base + "/script") { $0.bufferedBytes = 50_000 }
-            try await Task.sleep(for: .milliseconds(300))
-            var received = 0
-            while let message = try await connection.receive() {
-                #expect(message == .text(""))
-                received += 1
-            }
-            #expect(received == count)
-            #expect(connection.peakBufferedBytes >= 25_000, "reading never paused: peak \(connection.peakBufferedBytes) bytes")
-            #expect(connection.peakBufferedBytes <= 50_000 + 16 * 64 * 1024)
-        }
+        let peak = try await floodWhileBehind(count: 20_000, .text, payload: { _ in [] }, expected: { _ in .text("") })  // ~1,000 fill it
+        #expect(peak >= 25_000, "reading never paused: peak \(peak) bytes")
+        #expect(peak <= 50_000 + 16 * 64 * 1024)
     }
 
     @Test func cancellingAReceiveDoesNotEndTheConnection() async throws {
