@@ -78,13 +78,15 @@ extension NotificationRelayBackend {
             throw TetherError(.usage, "`notifications read` needs notification ids", hint: "`tether notifications list` shows them")
         }
         let calls = ids.map { (NotificationMethod.markAsRead, Self.markReadParams($0)) }
-        return try await queueable(calls) { session, desktop in
+        return try await queueable(calls) { session, desktop, progress in
             var count: Int64 = 0
             var all = false
             for (method, params) in calls {
                 let result = try await call(method, params, session: session, desktop: desktop)
+                progress.sent += 1
                 let marked = try NotificationResponseDecoder.markRead(result, .init(method: method, desktop: desktop))
-                if let number = marked.int { count += number } else { all = true }
+                // Saturating: the count is the desktop's word, and a huge one must not trap.
+                if let number = marked.int { count = count.addingReportingOverflow(number).overflow ? .max : count + number } else { all = true }
             }
             var answer: JSONObject = ["status": "ok", "ids": JSONValue(ids), "marked_count": all ? "all" : .int(count)]
             if all { answer["warning"] = "the desktop reports it marked every notification read" }
@@ -93,7 +95,7 @@ extension NotificationRelayBackend {
     }
 
     public func markAllRead() async throws -> JSONObject {
-        try await queueable([(.markAllAsRead, [:])]) { session, desktop in
+        try await queueable([(.markAllAsRead, [:])]) { session, desktop, _ in
             let result = try await call(.markAllAsRead, [:], session: session, desktop: desktop)
             return try NotificationResponseDecoder.markAllRead(result, .init(method: .markAllAsRead, desktop: desktop))
         }
@@ -102,14 +104,14 @@ extension NotificationRelayBackend {
     public func deleteNotification(id: String) async throws -> JSONObject {
         guard !id.isEmpty else { throw TetherError(.usage, "`notifications delete` needs a notification id") }
         let params: JSONObject = ["notificationId": .string(id)]
-        return try await queueable([(.delete, params)]) { session, desktop in
+        return try await queueable([(.delete, params)]) { session, desktop, _ in
             let result = try await call(.delete, params, session: session, desktop: desktop)
             return try NotificationResponseDecoder.delete(result, id: id, .init(method: .delete, desktop: desktop))
         }
     }
 
     public func clearNotifications() async throws -> JSONObject {
-        try await queueable([(.clearAll, [:])]) { session, desktop in
+        try await queueable([(.clearAll, [:])]) { session, desktop, _ in
             let result = try await call(.clearAll, [:], session: session, desktop: desktop)
             return try NotificationResponseDecoder.clear(result, .init(method: .clearAll, desktop: desktop))
         }
@@ -136,21 +138,38 @@ extension NotificationRelayBackend {
         }
     }
 
-    /// Runs `body` with the desktop; when it cannot be reached, queues `calls` instead and says so.
+    /// How many of a command's calls the desktop answered (`queueable`'s body counts them).
+    final class CallProgress {
+        var sent = 0
+    }
+
+    /// Runs `body` with the desktop; when it cannot be reached, queues the calls it did not get
+    /// to (from `progress.sent` on) instead and says so. A call the relay took for the offline
+    /// desktop (`peer-offline`) is the relay's to deliver; only the ones after it are queued here.
     func queueable(_ calls: [(NotificationMethod, JSONObject)],
-                   _ body: (NotificationRelaySession, String) async throws -> JSONObject) async throws -> JSONObject {
-        try await surface {
+                   _ body: (NotificationRelaySession, String, CallProgress) async throws -> JSONObject) async throws -> JSONObject {
+        let progress = CallProgress()
+        return try await surface {
             do {
-                return try await withDesktop(body)
+                return try await withDesktop { try await body($0, $1, progress) }
             } catch let unreachable as DesktopUnreachable {
-                if unreachable.relayQueued {
-                    return .compact([
-                        "status": "queued", "queued_by": "relay", "method": .string(calls[0].0.rawValue),
-                        "reason": .string(unreachable.error.message),
-                        "message": "the desktop is offline: the relay holds the request and delivers it when the desktop reconnects",
-                    ])
+                let unsent = Array(calls[Swift.min(progress.sent, calls.count)...])
+                guard unreachable.relayQueued, let held = unsent.first else {
+                    return try enqueue(unsent, reason: unreachable.error.message)
                 }
-                return try enqueue(calls, reason: unreachable.error.message)
+                var answer: JSONObject = .compact([
+                    "status": "queued", "queued_by": "relay", "method": .string(held.0.rawValue),
+                    "reason": .string(unreachable.error.message),
+                    "message": "the desktop is offline: the relay holds the request and delivers it when the desktop reconnects",
+                ])
+                let rest = Array(unsent.dropFirst())
+                if !rest.isEmpty {
+                    // Never sent: they wait in Tether's queue, after the one the relay holds.
+                    answer = try enqueue(rest, reason: unreachable.error.message)
+                    answer["relay_holds"] = .array([held.1["notificationId"] ?? .string(held.0.rawValue)])
+                }
+                if calls.count > 1 { answer["ids"] = .array(unsent.compactMap { $0.1["notificationId"] }) }
+                return answer
             }
         }
     }
@@ -211,7 +230,13 @@ extension NotificationRelayBackend {
                 }
                 try? store.update { $0.remove(id: entry.id) }
                 sent += 1
-            } catch is DesktopUnreachable {
+            } catch let unreachable as DesktopUnreachable {
+                if unreachable.relayQueued {
+                    // The relay holds it now and delivers it when the desktop is back: sending
+                    // it again then would run it twice (a clearAll would clear newer ones too).
+                    try? store.update { $0.remove(id: entry.id) }
+                    sent += 1
+                }
                 break draining
             } catch is CancellationError {
                 break draining

@@ -288,6 +288,49 @@ struct NotificationRelayBackendTests {
         #expect(harness.relay.methods == ["notification.markAllAsRead"])
     }
 
+    /// `read A B C` with the desktop offline behind a relay that keeps requests: the relay
+    /// holds the first, the two never sent wait in Tether's queue, and each runs once.
+    @Test func aReadOfSeveralIdsThatTheRelayQueuedLosesNone() async throws {
+        let harness = Harness()
+        harness.relay.answersGetPeers = false
+        harness.relay.addDesktop("pc-1", online: false, behaviour: FakeDesktops.desktop)
+        let backend = harness.backend(desktop: "pc-1", timeout: .milliseconds(200))
+        let result = try await backend.markRead(ids: ["a", "b", "c"])
+        #expect(result["status"] == "queued" && result["relay_holds"] == ["a"] && result["ids"] == ["a", "b", "c"], "\(result)")
+        #expect(backend.pendingQueue().compactMap { $0["params"]?["notificationId"]?.string } == ["b", "c"])
+        harness.relay.setDesktop("pc-1", online: true)  // the relay delivers "a"
+        _ = try await backend.unreadCount()             // Tether sends "b" and "c" first
+        let reads = harness.relay.requests.filter { $0["method"] == "notification.markAsRead" }.compactMap { $0["params"]?["notificationId"]?.string }
+        #expect(reads == ["a", "b", "c"])
+        #expect(backend.pendingQueue().isEmpty)
+    }
+
+    /// A queued command the relay took for the offline desktop while Tether drained its queue
+    /// is the relay's to deliver: Tether does not send it again (a clearAll twice would clear
+    /// what arrived in between).
+    @Test func aQueuedCommandTheRelayTookIsNotSentAgain() async throws {
+        let harness = Harness()
+        harness.relay.isUp = false
+        let backend = harness.backend(desktop: "pc-1", timeout: .milliseconds(200))
+        #expect(try await backend.clearNotifications()["status"] == "queued")
+        harness.relay.isUp = true
+        harness.relay.answersGetPeers = false
+        harness.relay.addDesktop("pc-1", online: false, behaviour: FakeDesktops.desktop)
+        _ = try? await backend.unreadCount()  // drains: the relay takes the clearAll
+        #expect(backend.pendingQueue().isEmpty)
+        harness.relay.setDesktop("pc-1", online: true)
+        _ = try await backend.unreadCount()
+        #expect(harness.relay.methods.filter { $0 == "notification.clearAll" }.count == 1)
+    }
+
+    @Test func aHugeMarkedCountDoesNotTrap() async throws {
+        let harness = Harness()
+        harness.relay.addDesktop("pc-1") { _, params in
+            [.result(["success": true, "markedCount": params["notificationId"] == "a" ? .int(.max) : 1])]
+        }
+        #expect(try await harness.backend().markRead(ids: ["a", "b"])["marked_count"] == .int(.max))
+    }
+
     // MARK: Watch
 
     @Test func watchTurnsBothEnvelopeFamiliesIntoOneEventEach() async throws {
