@@ -44,8 +44,9 @@ struct OpenCodeEventStream: Sendable {
 
         var useGlobal = true
         // The REST resync after a (re)connection can fail too — the server went away again
-        // mid-resync. That is a lost connection like any other: reconnect (the next
-        // `server.connected` resyncs), on the same schedule, instead of ending the run.
+        // mid-resync — and so can `send --follow`'s prompt POST. That is a lost connection like
+        // any other: reconnect (the next `server.connected` resyncs, and posts the prompt again
+        // unless it arrived), on the same schedule, instead of ending the run.
         var resyncPolicy = ReconnectPolicy(configuration: backend.configuration.reconnect)
         while !Task.isCancelled {
             let endpoint = useGlobal ? "/global/event" : "/event"
@@ -91,7 +92,7 @@ struct OpenCodeEventStream: Sendable {
                 resyncPolicy.connecting()
                 switch resyncPolicy.failed(.transportError, at: .now) {
                 case .reconnect(let delay, let attempt):
-                    logger.info("OpenCode went away during a resync; reconnecting", metadata: ["error": "\(error.message)"])
+                    logger.info("OpenCode went away during a resync or the prompt's POST; reconnecting", metadata: ["error": "\(error.message)"])
                     try await output.send(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL,
                                                       reason: "\(error.message); retrying in \(delay.secondsText)"))
                     try await Task.sleep(for: delay)
@@ -165,11 +166,14 @@ struct OpenCodeEventStream: Sendable {
             case .postPrompt:
                 guard let prompt = sendOnReady else { continue }
                 try await outbox.flush()
-                // Remember what was there before, so a turn that comes and goes unseen is still ours.
+                // What is there before, so a turn that comes and goes unseen is still ours, and a
+                // POST that failed but reached the server is not made twice.
                 let before = try await messages(of: prompt.session) ?? []
-                machine.postingPrompt(userMessages: Set(before.filter { $0["info"]?["role"]?.string == "user" }
-                    .compactMap { $0["info"]?["id"]?.string }))
+                guard machine.postingPrompt(userMessages: OpenCodeStreamMachine.userMessages(before)) else { continue }
+                // A retryable failure ends this connection like a failed resync (see `pump`); the
+                // next resync decides whether to post again.
                 _ = try await backend.send(prompt)
+                machine.promptPosted()
             case .noteGeneration(let generation, let listed):
                 let metadata: Logger.Metadata = ["api": "\(generation.rawValue)", "session_status": "\(listed ? "listed" : "not listed")"]
                 switch generation {

@@ -10,7 +10,8 @@ import TetherNet
 /// a session going idle with parts still open is first reconciled from REST (its final
 /// snapshots); a connection that heartbeats but stays silent while something is busy is polled
 /// (OpenCode #46733); `send --follow` posts its prompt only once subscribed and resynced, so
-/// nothing of its turn is missed.
+/// nothing of its turn is missed, and posts it again after a POST that failed, unless the next
+/// resync shows that it reached the server after all (a user message that was not there before).
 struct OpenCodeStreamMachine {
     enum Action: Sendable {
         /// Events for the consumer, already filtered, in order.
@@ -20,8 +21,9 @@ struct OpenCodeStreamMachine {
         case resync
         /// Read `session`'s messages and feed them to `reconciled`, which then maps `wire`.
         case reconcile(session: String, then: OpenCodeWireEvent)
-        /// `send --follow`: read the session's messages (feed the user messages to
-        /// `postingPrompt`), then post the prompt.
+        /// `send --follow`: read the session's messages and feed the user messages to
+        /// `postingPrompt`; post the prompt if it says so, and say `promptPosted` once the POST
+        /// succeeded.
         case postPrompt
         /// Say (at `-v`) which API generation the server speaks; it is new or changed.
         case noteGeneration(OpenCodeAPIGeneration, sessionStatusListed: Bool)
@@ -50,8 +52,10 @@ struct OpenCodeStreamMachine {
     private var filter: EventFilter
     private let configuration: Configuration
     private var lastActivity: Double = 0
-    /// `send --follow`: the session's user messages from before the prompt.
+    /// `send --follow`: the session's user messages from before the prompt was first posted.
     private var knownUserMessages: Set<String>?
+    /// `send --follow`: where the prompt's POST stands.
+    private var prompt = PromptDelivery.notPosted
     private var generation: OpenCodeAPIGeneration?
     /// The stream has connected at least once (an endpoint that 404s later is not "missing").
     private(set) var connectedOnce = false
@@ -161,15 +165,56 @@ struct OpenCodeStreamMachine {
                                                 busy: busySessions, sessions: scope)
         }
         actions += emit(events.stamped(at: time))
-        if configuration.hasPrompt, !filter.promptSent, !filter.isDone { actions.append(.postPrompt) }
+        if configuration.hasPrompt, !filter.isDone {
+            switch prompt {
+            case .notPosted:
+                actions.append(.postPrompt)
+            case .unconfirmed:
+                // The POST failed (refused, timed out, 5xx) and the link was rebuilt. It may have
+                // reached the server all the same (a timeout after the prompt was stored): only a
+                // new user message says so. Without one it is posted again, never twice.
+                let session = snapshot.messages.first { $0.session == configuration.promptSession }
+                if let session, arrived(userMessages: Self.userMessages(session.messages)) {
+                    prompt = .delivered
+                } else {
+                    actions.append(.postPrompt)
+                }
+            case .delivered:
+                break
+            }
+        }
         return actions
     }
 
-    /// The prompt is about to be posted; `userMessages`: the session's user messages before it,
-    /// so a turn that comes and goes unseen is still recognised as ours.
-    mutating func postingPrompt(userMessages: Set<String>) {
-        knownUserMessages = userMessages
+    /// The prompt is about to be posted; `userMessages`: the session's user messages now. The
+    /// first time they are kept, so a turn that comes and goes unseen is still recognised as
+    /// ours. Returns whether to post: false when a POST that failed reached the server after all
+    /// (it was stored after the resync's read and before this one).
+    mutating func postingPrompt(userMessages: Set<String>) -> Bool {
+        if knownUserMessages == nil { knownUserMessages = userMessages }
+        if arrived(userMessages: userMessages) {
+            prompt = .delivered
+            return false
+        }
+        prompt = .unconfirmed
         filter.promptWasSent()
+        return true
+    }
+
+    /// The prompt's POST succeeded: it is never posted again.
+    mutating func promptPosted() {
+        prompt = .delivered
+    }
+
+    /// The user messages' ids among `messages` (a session's, as `GET /session/{id}/message` lists them).
+    static func userMessages(_ messages: [JSONValue]) -> Set<String> {
+        Set(messages.filter { $0["info"]?["role"]?.string == "user" }.compactMap { $0["info"]?["id"]?.string })
+    }
+
+    /// Whether `userMessages` hold one that was not there before the prompt was first posted.
+    private func arrived(userMessages: Set<String>) -> Bool {
+        guard let known = knownUserMessages, prompt == .unconfirmed else { return false }
+        return !userMessages.isSubset(of: known)
     }
 
     // MARK: Rules
@@ -212,6 +257,16 @@ struct OpenCodeStreamMachine {
     private static func isIdle(_ wire: OpenCodeWireEvent) -> Bool {
         wire.type == "session.idle" || (wire.type == "session.status" && wire.properties["status"]?["type"]?.string == "idle")
     }
+}
+
+/// Where `send --follow`'s prompt stands.
+enum PromptDelivery: Sendable {
+    /// Not posted yet.
+    case notPosted
+    /// A POST went out and did not succeed (or has not yet): the server may or may not have it.
+    case unconfirmed
+    /// The POST succeeded, or a resync showed the prompt arrived.
+    case delivered
 }
 
 /// What a resync reads over REST, before any of it is mapped. nil members: the server has no

@@ -59,6 +59,34 @@ import TetherSim
         #expect(Set(completed.compactMap(\.part)).count == completed.count, "a part completed twice")
     }
 
+    /// `send --follow` whose prompt POST answers 503. When the server never stored the prompt,
+    /// it is posted again after the reconnect and its turn is followed to the end (before, the
+    /// prompt counted as sent and the command waited forever). When the server stored it and
+    /// only the answer was lost, the resync finds it and it is not posted twice.
+    @Test(arguments: [OpenCodeSimulator.PromptFailure.beforeStoring, .afterStoring])
+    func aPromptPostThatFailsIsPostedAgainOnlyIfTheServerLacksIt(_ failure: OpenCodeSimulator.PromptFailure) async throws {
+        let simulator = OpenCodeSimulator(options: .init(faults: .init(failFirstPrompt: failure)))
+        let url = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let backend = OpenCodeBackend(
+            configuration: .init(baseURL: url.absoluteString, password: nil, directory: nil, profile: "t",
+                                 reconnect: .init(backoff: [.milliseconds(50)], jitter: 0)),
+            logger: Logger(label: "test"))
+        let session = try await backend.createSession(SessionCreateRequest(title: "flaky prompt"))
+        let events = try await Self.collect(backend.sendAndFollow(SendRequest(session: session.id, text: "say hello")),
+                                            within: .seconds(30))
+
+        let posts = await simulator.requests().count { $0.method == "POST" && $0.path.hasSuffix("/prompt_async") }
+        #expect(posts == (failure == .beforeStoring ? 2 : 1))
+        let stored = try await backend.client.get("/session/\(session.id)/message").array ?? []
+        #expect(OpenCodeStreamMachine.userMessages(stored).count == 1, "the prompt is in the session once")
+        #expect(events.contains { $0.type == .connectionState && $0.data["state"] == "reconnecting" })
+        #expect(events.count { $0.type == .turnStarted } == 1)
+        let done = try #require(events.last { $0.type == .turnCompleted }, "the turn never completed")
+        #expect(done.data["status"] == "completed")
+        #expect(events.contains { $0.type == .partCompleted && $0.data["role"] == "user" && $0.data["text"] == "say hello" })
+    }
+
     /// The stream's events until it ends, or those so far once `limit` has passed (then the
     /// stream is cancelled): a run that never ends fails its expectations instead of hanging.
     static func collect(_ stream: EventStream, within limit: Duration) async throws -> [Event] {

@@ -83,7 +83,9 @@ import TetherCore
         #expect(machine.sessionsToRead(statuses: [:]).isEmpty)
         let first = machine.resynced(OpenCodeSnapshot(statuses: [:], messages: [], permissions: .array([])), at: 1)
         guard case .postPrompt = try #require(first.last) else { Issue.record("expected postPrompt, got \(first)"); return }
-        machine.postingPrompt(userMessages: [])
+        let posted = machine.postingPrompt(userMessages: [])
+        #expect(posted)
+        machine.promptPosted()
         // Posted: the session is read on every resync until its turn shows up.
         #expect(machine.sessionsToRead(statuses: [:]) == [Self.session])
 
@@ -100,6 +102,89 @@ import TetherCore
         // A second resync never posts again.
         let again = machine.resynced(OpenCodeSnapshot(statuses: [:], messages: [], permissions: .array([])), at: 3)
         #expect(!again.contains { if case .postPrompt = $0 { true } else { false } })
+    }
+
+    // MARK: A prompt POST that failed
+
+    static func posts(_ actions: [OpenCodeStreamMachine.Action]) -> Int {
+        actions.count { if case .postPrompt = $0 { true } else { false } }
+    }
+
+    /// `send --follow` whose prompt POST failed (connection refused, 5xx) and whose link was
+    /// rebuilt: the session is read again and shows no new user message, so the prompt is posted
+    /// again — once; a POST that then succeeds is never repeated. Before, the prompt counted as
+    /// sent the moment it was posted and the command waited forever for a turn that never came.
+    @Test func aPromptWhosePostFailedIsPostedAgainWhenTheServerDoesNotHaveIt() throws {
+        var machine = machine(EventsRequest(session: Self.session, follow: true, untilTurnCompletes: true), prompt: true)
+        // The recorded session, its turn (msg_a001) over: that turn was there before the prompt.
+        var earlier = try Self.snapshot("snapshot-waiting-on-permission")
+        earlier.statuses = [Self.session: ["type": "idle"]]
+        let empty = OpenCodeSnapshot(statuses: [:], messages: [], permissions: .array([]))
+        let resync1 = machine.resynced(empty, at: 1)
+        #expect(Self.posts(resync1) == 1)
+        // The POST fails.
+        let posted1 = machine.postingPrompt(userMessages: ["msg_a001"])
+        #expect(posted1)
+
+        // Reconnected: the resync reads the session, which holds only the earlier turn.
+        let connected = machine.receive(try Self.frames("current-permission-turn")[0], at: 2)
+        guard case .resync = try #require(connected.first) else { Issue.record("expected a resync, got \(connected)"); return }
+        #expect(machine.sessionsToRead(statuses: earlier.statuses) == [Self.session])
+        let resynced = machine.resynced(earlier, at: 3)
+        #expect(Self.posts(resynced) == 1)
+        #expect(!Self.emitted(resynced).contains { $0.type == .turnStarted }, "the earlier turn is not ours")
+        let posted2 = machine.postingPrompt(userMessages: ["msg_a001"])
+        #expect(posted2)
+        machine.promptPosted()
+
+        // Posted: later resyncs never post again.
+        let resync2 = machine.resynced(earlier, at: 4)
+        #expect(Self.posts(resync2) == 0)
+        let resync3 = machine.resynced(empty, at: 5)
+        #expect(Self.posts(resync3) == 0)
+    }
+
+    /// The POST timed out after the server stored the prompt: the next resync finds a user
+    /// message that was not there before. That is our turn — it is followed, and the prompt is
+    /// not posted a second time.
+    @Test func aPromptWhosePostFailedButArrivedIsNotPostedTwice() throws {
+        var machine = machine(EventsRequest(session: Self.session, follow: true, untilTurnCompletes: true), prompt: true)
+        let empty = OpenCodeSnapshot(statuses: [:], messages: [], permissions: .array([]))
+        let resync1 = machine.resynced(empty, at: 1)
+        #expect(Self.posts(resync1) == 1)
+        let posted1 = machine.postingPrompt(userMessages: [])  // and the POST times out
+        #expect(posted1)
+
+        let resynced = machine.resynced(try Self.snapshot("snapshot-waiting-on-permission"), at: 2)
+        #expect(Self.posts(resynced) == 0)
+        let events = Self.emitted(resynced)
+        #expect(events.first?.type == .turnStarted && events.first?.turn == "msg_a001")
+        #expect(events.contains { $0.type == .approvalRequested })
+        let resync2 = machine.resynced(empty, at: 3)
+        #expect(Self.posts(resync2) == 0)
+    }
+
+    /// The prompt is stored between the resync's read (nothing new: post again) and the read
+    /// just before the POST: that read shows it, and the prompt is not posted twice.
+    @Test func aPromptStoredJustBeforeTheRepostIsNotPostedTwice() throws {
+        var machine = machine(EventsRequest(session: Self.session, follow: true, untilTurnCompletes: true), prompt: true)
+        let empty = OpenCodeSnapshot(statuses: [:], messages: [(Self.session, [])], permissions: .array([]))
+        let resync1 = machine.resynced(empty, at: 1)
+        #expect(Self.posts(resync1) == 1)
+        let posted1 = machine.postingPrompt(userMessages: [])  // and the POST fails
+        #expect(posted1)
+
+        let resync2 = machine.resynced(empty, at: 2)
+        #expect(Self.posts(resync2) == 1)
+        let posted2 = machine.postingPrompt(userMessages: ["msg_a001"])
+        #expect(!posted2)
+        // The turn comes live, and is ours; no resync posts again.
+        let resync3 = machine.resynced(empty, at: 3)
+        #expect(Self.posts(resync3) == 0)
+        var events: [Event] = []
+        for frame in try Self.frames("current-permission-turn")[1...] { events += Self.emitted(machine.receive(frame, at: 4)) }
+        #expect(events.first?.type == .turnStarted && events.first?.turn == "msg_a001")
+        #expect(machine.isDone)
     }
 
     @Test func heartbeatsWhileBusyAndSilentPollAfterTheInterval() throws {

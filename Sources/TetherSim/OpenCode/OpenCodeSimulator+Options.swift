@@ -96,19 +96,33 @@ extension OpenCodeSimulator {
         /// between a client's REST reads would: the last read of a resync fails after the others
         /// succeeded.
         public var failEverySecondPermissionList: Bool
+        /// The first `POST /session/{id}/prompt_async` answers 503, as a server going down
+        /// would; later ones are served.
+        public var failFirstPrompt: PromptFailure?
 
         public init(
             dropStreamMidTurn: Bool = false,
             heartbeatsOnly: Bool = false,
             dripBytes: Bool = false,
             dripDelay: Duration = .microseconds(200),
-            failEverySecondPermissionList: Bool = false
+            failEverySecondPermissionList: Bool = false,
+            failFirstPrompt: PromptFailure? = nil
         ) {
             self.dropStreamMidTurn = dropStreamMidTurn
             self.heartbeatsOnly = heartbeatsOnly
             self.dripBytes = dripBytes
             self.dripDelay = dripDelay
             self.failEverySecondPermissionList = failEverySecondPermissionList
+            self.failFirstPrompt = failFirstPrompt
         }
+    }
+
+    /// How `Faults.failFirstPrompt` fails.
+    public enum PromptFailure: Sendable {
+        /// Before the prompt is stored: the session never gets it.
+        case beforeStoring
+        /// After the prompt is stored and its turn started: only the answer is lost, as when a
+        /// client times out on a server that had the prompt.
+        case afterStoring
     }
 }

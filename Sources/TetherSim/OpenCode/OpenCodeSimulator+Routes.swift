@@ -208,7 +208,14 @@ struct OpenCodeRoutes: Sendable {
             prompt.model = OpenCodeModel(providerID: model.providerID, modelID: model.modelID)
         }
         if let agent = body.agent { prompt.agent = agent }
+        let failure = options.faults.failFirstPrompt.flatMap { failure in
+            log.all.count(where: { $0.method == "POST" && $0.path.hasSuffix("/prompt_async") }) == 1 ? failure : nil
+        }
+        let down = SSEResponse.json(["name": "UnknownError", "data": ["message": "fault: server going down"]],
+                                    status: SSEResponse.status(503))
+        if failure == .beforeStoring { return down }
         guard await state.prompt(sessionID, prompt) else { return sessionNotFound(sessionID) }
+        if failure == .afterStoring { return down }
         return SSEResponse.empty(.noContent)
     }
 
