@@ -286,18 +286,46 @@ struct CodexWorkerEventStream: Sendable {
                 switch step {
                 case .stream(let job):
                     if mapper.hasFinished(job: job) { continue }
-                    do {
-                        let turn = try await CodexWorkerJobFollower(backend: backend, job: job, thread: thread, since: nil,
-                                                                    keepsRaw: request.raw)
-                            .follow(mapper: &mapper, live: true, emit: emit)
-                        if let turn { jobs.noteTurn(turn, ofJob: job) }
-                    } catch let error as TetherError where error.code == .notFound {
-                        // Named by the history a moment ago, gone now: the worker restarted in between.
-                        try await emit([lost(job: job, turn: nil, thread: thread, why: "the Codex Worker no longer has it (\(error.message))")])
+                    if let turn = try await stream(job: job, of: thread, mapper: &mapper, emit: emit) {
+                        jobs.noteTurn(turn, ofJob: job)
                     }
                 case .lost(let job, let turn):
                     try await emit([lost(job: job, turn: turn, thread: thread,
                                         why: "it ran while this stream was between looks, and the Codex Worker has restarted since and kept none of its events")])
+                }
+            }
+        }
+    }
+
+    /// Streams one job of a followed thread to its end; returns its turn id, when the worker gave
+    /// one. A failure that may pass (the worker restarting, a timeout, a 5xx) is retried here, on
+    /// the reconnect schedule: `jobs.look` has already counted this job and those after it as
+    /// handled, so leaving the retry to the next look would skip them. A retry resumes after the
+    /// last seq the mapper has, so nothing comes twice; 401/403 and other lasting failures end
+    /// the stream at once.
+    private func stream(job: String, of thread: String, mapper: inout CodexWorkerEventMapper,
+                        emit: ([Event]) async throws -> Void) async throws -> String? {
+        var policy = ReconnectPolicy(configuration: backend.configuration.reconnect)
+        while true {
+            policy.connecting()
+            let seqBefore = mapper.lastSeq[job]
+            do {
+                return try await CodexWorkerJobFollower(backend: backend, job: job, thread: thread, since: nil, keepsRaw: request.raw)
+                    .follow(mapper: &mapper, live: true, emit: emit)
+            } catch let error as TetherError where error.code == .notFound {
+                // Named by the history a moment ago, gone now: the worker restarted in between.
+                try await emit([lost(job: job, turn: nil, thread: thread, why: "the Codex Worker no longer has it (\(error.message))")])
+                return nil
+            } catch let error as TetherError where error.retryable && !Task.isCancelled {
+                // Events arrived before this failure: it is a fresh one, not one more in a row.
+                if mapper.lastSeq[job] != seqBefore { policy.madeProgress() }
+                switch policy.failed(.transportError, at: .now) {
+                case .reconnect(let delay, let attempt):
+                    try await emit([.connection(.reconnecting, attempt: attempt,
+                                               reason: "streaming job \(job) of thread \(thread): \(error.message); retrying in \(delay.secondsText)")])
+                    try await Task.sleep(for: delay)
+                case .stop:
+                    throw error
                 }
             }
         }

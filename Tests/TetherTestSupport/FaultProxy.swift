@@ -53,6 +53,8 @@ final class FaultProxy: @unchecked Sendable {
     private var live: [ObjectIdentifier: Link] = [:]
     private var statistics = Stats()
     private var stopped = false
+    /// `restart(downFor:when:)`'s armed trigger.
+    private var restartTrigger: (matches: @Sendable ([UInt8]) -> Bool, downFor: Duration)?
 
     init(upstreamPort: Int, framing: Framing, fault: Fault = .none,
          isStream: @escaping @Sendable ([UInt8]) -> Bool = { _ in true }) throws {
@@ -72,7 +74,19 @@ final class FaultProxy: @unchecked Sendable {
     /// `downFor`, then accepts again (same port, same server state behind it).
     func restart(downFor: Duration) async throws {
         takeDown { $0.restarts += 1 }
-        try await Task.sleep(for: downFor)
+        try await listenAgain(after: downFor)
+    }
+
+    /// Arms a restart for the moment a client sends bytes that `matches` picks (e.g. one
+    /// request line): those bytes never reach the server, every connection is reset and the port
+    /// refuses connections for `downFor`, as a server dying just as that request came. Once.
+    func restart(downFor: Duration, when matches: @escaping @Sendable ([UInt8]) -> Bool) {
+        lock.withLock { restartTrigger = (matches, downFor) }
+    }
+
+    /// The port accepts connections again after `delay`.
+    private func listenAgain(after delay: Duration) async throws {
+        try await Task.sleep(for: delay)
         var attempt = 0
         while true {
             do {
@@ -180,6 +194,16 @@ final class FaultProxy: @unchecked Sendable {
                 return
             }
             let chunk = Array(buffer[0..<count])
+            let trigger = lock.withLock { () -> Duration? in
+                guard let armed = restartTrigger, armed.matches(chunk) else { return nil }
+                restartTrigger = nil
+                return armed.downFor
+            }
+            if let downFor = trigger {
+                takeDown { $0.restarts += 1 }
+                Task { try? await self.listenAgain(after: downFor) }
+                return
+            }
             if link.streamIndex == nil, isStream(chunk) {
                 lock.withLock {
                     link.markStream(index: statistics.streamConnections)
