@@ -106,7 +106,10 @@ final class LocalForwarder {
     private func waitForEvents(sleep: Bool) -> String? {
         let now = ContinuousClock.now
         let keepaliveIsDue = keepaliveDue.map { $0 <= now } ?? false
-        var sshEvents = Int16(POLLIN)
+        // While an operation's own packet is half-sent, repeating it is all that may happen, and
+        // it reads nothing: input waiting on the socket would wake us at once, pass after pass,
+        // until the packet is out. Then only writability (or libssh2 asking to read) matters.
+        var sshEvents = Self.readsTransport(stalled) || session.blockedInbound ? Int16(POLLIN) : 0
         if session.blockedOutbound || keepaliveIsDue { sshEvents |= Int16(POLLOUT) }
 
         if let until = acceptPausedUntil, until <= now { acceptPausedUntil = nil }
@@ -310,6 +313,15 @@ final class LocalForwarder {
             progressed = true
         }
         return progressed ? .progress : .idle
+    }
+
+    /// Whether the next pass reads the SSH socket: always, unless an operation other than a
+    /// transport pump must be repeated first (`stalled`).
+    private static func readsTransport(_ stalled: Operation?) -> Bool {
+        switch stalled {
+        case nil, .pumpTransport?: true
+        default: false
+        }
     }
 
     /// Runs one libssh2 operation and applies the half-sent-packet rule.
