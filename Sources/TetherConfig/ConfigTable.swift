@@ -140,20 +140,31 @@ struct ConfigTable {
         try string(key, example: example).map { environment.expandingTilde(in: anchored($0)) }
     }
 
+    /// `text` with the user information of its authority (`user:password@`) replaced by `…@`.
+    static func withoutCredentials(_ text: String) -> String {
+        guard let start = text.range(of: "://")?.upperBound else { return text }
+        let authorityEnd = text[start...].firstIndex { "/?#".contains($0) } ?? text.endIndex
+        guard let at = text[start..<authorityEnd].lastIndex(of: "@") else { return text }
+        return String(text[..<start]) + "…" + String(text[at...])
+    }
+
     /// An absolute URL with one of `schemes`, a host, and no embedded credentials.
     func url(_ key: String, schemes: [String], example: String) throws -> URL? {
         guard let text = try string(key, example: example) else { return nil }
         let allowed = schemes.map { "\($0)://" }.joined(separator: " or ")
+        // Quoted in errors without what may be a password (refused below, or in a URL too
+        // broken to read).
+        let shown = Self.withoutCredentials(text)
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
               let host = url.host, !host.isEmpty
         else {
-            throw invalid(key, "\"\(text)\" is not a valid \(allowed) URL", example: example)
+            throw invalid(key, "\"\(shown)\" is not a valid \(allowed) URL", example: example)
         }
         guard schemes.contains(scheme) else {
-            throw invalid(key, "\"\(text)\" has scheme \(scheme)://, but this key takes \(allowed)", example: example)
+            throw invalid(key, "\"\(shown)\" has scheme \(scheme)://, but this key takes \(allowed)", example: example)
         }
         if let port = url.port, !(1...65535).contains(port) {
-            throw invalid(key, "\"\(text)\" has port \(port), outside 1–65535", example: example)
+            throw invalid(key, "\"\(shown)\" has port \(port), outside 1–65535", example: example)
         }
         guard url.user == nil, url.password == nil else {
             // Credentials in a URL would bypass the permission check and redaction.

@@ -151,6 +151,16 @@ struct ValidationTests {
         #expect(!error.description.contains("hunter2"))
     }
 
+    /// A URL refused for another reason first (its scheme, its port, or no host at all) is
+    /// quoted in the error without the password it carries.
+    @Test("a refused URL is quoted without its credentials", arguments: [
+        "ftp://me:hunter2@host", "http://me:hunter2@host:99999", "http://me:hunter2@", "http://a@b:hunter2@host/x@y",
+    ])
+    func refusedURLsHideCredentials(url: String) throws {
+        let error = try parseError("[profiles.p]\nbackend = \"opencode\"\nurl = \"\(url)\"\n")
+        #expect(!error.description.contains("hunter2"), "\(error.description)")
+    }
+
     @Test("address must be host:port with a valid port")
     func badAddress() throws {
         let error = try parseError("[profiles.m]\nbackend = \"codexmonitor\"\naddress = \"127.0.0.1:99999\"\n")
