@@ -66,7 +66,7 @@ let package = Package(
             "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .target(name: "TetherNotification", dependencies: [
-            "TetherCore", "TetherNet", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Simulators: independent implementations of each backend's wire, for tests, `simulate`, `demo`.
         .target(name: "TetherSim", dependencies: [

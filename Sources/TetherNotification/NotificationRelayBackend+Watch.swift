@@ -73,16 +73,22 @@ extension NotificationRelayBackend {
             await drainQueue(session, desktop: desktop)
         }
         defer { housekeeping.cancel() }
-        for await (event, raw) in session.events {
-            guard let notification = NotificationWire.notification(from: event) else {
-                logger.debug("ignoring a pushed event", metadata: ["event": "\(event.name)"])
-                continue
+        do {
+            while let batch = try await session.events.next() {
+                for (event, raw) in batch {
+                    guard let notification = NotificationWire.notification(from: event) else {
+                        logger.debug("ignoring a pushed event", metadata: ["event": "\(event.name)"])
+                        continue
+                    }
+                    guard await ledger.admit(notification.id) else {
+                        logger.debug("dropping a notification already shown", metadata: ["id": "\(notification.id)"])
+                        continue
+                    }
+                    try await output.send(.notificationReceived(notification, raw: raw))
+                }
             }
-            guard await ledger.admit(notification.id) else {
-                logger.debug("dropping a notification already shown", metadata: ["id": "\(notification.id)"])
-                continue
-            }
-            try await output.send(.notificationReceived(notification, raw: raw))
+        } catch is CancellationError {
+            // Cancelled while waiting for a push: as the end of the session's pushes (below).
         }
         housekeeping.cancel()
         if Task.isCancelled {

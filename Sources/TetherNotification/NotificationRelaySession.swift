@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// The desktop cannot be reached now: the relay is down or unreachable, no desktop is online,
 /// or the relay answered `peer-offline`. Queueable calls wait in the offline queue instead.
@@ -20,11 +21,13 @@ actor NotificationRelaySession {
     nonisolated let peerID: String
     nonisolated let relay: String
     /// Events pushed by peers, with the frame they came in (for `--raw`).
-    nonisolated let events: AsyncStream<(NotificationWire.PushedEvent, JSONValue?)>
+    /// Pushed events, in order. Bounded without loss: when the consumer falls `pushedEventsAhead`
+    /// behind, the reader waits (and the WebSocket, then TCP, push back on the relay).
+    nonisolated let events = BatchChannel<(NotificationWire.PushedEvent, JSONValue?)>(capacity: NotificationRelaySession.pushedEventsAhead)
+    static let pushedEventsAhead = 256
 
     private let channel: any SignalingChannel
     private let logger: Logger
-    private let eventSink: AsyncStream<(NotificationWire.PushedEvent, JSONValue?)>.Continuation
 
     private struct Pending {
         var continuation: CheckedContinuation<NotificationWire.Response, any Error>
@@ -47,7 +50,6 @@ actor NotificationRelaySession {
         self.peerID = peerID
         self.relay = relay
         self.logger = logger
-        (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
     }
 
     /// Connects and registers as `peerID` (deviceType `mobile`). Throws `DesktopUnreachable`
@@ -97,7 +99,8 @@ actor NotificationRelaySession {
             var end: TetherError?
             do {
                 while let text = try await channel.receive() {
-                    self.handle(NotificationWire.decode(text))
+                    // Waits while the consumer is behind: a push is never dropped here.
+                    if let pushed = self.handle(NotificationWire.decode(text)) { try await self.events.send(pushed) }
                 }
             } catch is CancellationError {
                 end = nil
@@ -218,7 +221,8 @@ actor NotificationRelaySession {
 
     // MARK: - Inbound
 
-    private func handle(_ frame: NotificationWire.Frame) {
+    /// Applies a frame; returns the pushed event it carries, for `events`.
+    private func handle(_ frame: NotificationWire.Frame) -> (NotificationWire.PushedEvent, JSONValue?)? {
         switch frame.inbound {
         case .registered(let id):
             logger.debug("registered on the relay", metadata: ["peer": "\(id ?? peerID)", "relay": "\(relay)"])
@@ -259,12 +263,13 @@ actor NotificationRelaySession {
                              metadata: ["id": "\(response.id)", "replayed": "\(frame.replayed)"])
             }
         case .event(let event, _):
-            eventSink.yield((event, frame.raw))
+            return (event, frame.raw)
         case .ignored(let type):
             logger.trace("ignoring a relay frame", metadata: ["type": "\(type)"])
         case .malformed(let reason):
             logger.warning("skipping a relay frame that cannot be read", metadata: ["reason": "\(reason)"])
         }
+        return nil
     }
 
     private func finish(_ end: TetherError?) {
@@ -274,7 +279,7 @@ actor NotificationRelaySession {
         failRegistration(failure)
         failPeers(failure)
         for id in Array(pending.keys) { fail(id, failure) }
-        eventSink.finish()
+        events.finish()
         for waiter in closedWaiters { waiter.resume(returning: end) }
         closedWaiters = []
     }

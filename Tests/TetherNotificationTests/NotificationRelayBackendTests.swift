@@ -394,6 +394,37 @@ struct NotificationRelayBackendTests {
         try await events.wait { $0.contains { $0.type == .notificationReceived } }
     }
 
+    /// A burst of pushes while the consumer is behind (stdout piped into something slow) is
+    /// held back, not dropped: the reader waits, and every notification arrives, in order.
+    @Test func aBurstOfPushesWhileTheConsumerIsBehindLosesNone() async throws {
+        let harness = Harness()
+        harness.relay.addDesktop("pc-1", behaviour: FakeDesktops.contract)
+        let count = 2_000  // past the event channel (1,024) and the session's hand-off (256) together
+        let events = Collected<Event>()
+        let behind = Mutex(true)
+        let watching = Task {
+            for try await event in harness.backend().watch() {
+                events.append(event)
+                while behind.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            }
+        }
+        defer { watching.cancel() }
+        try await events.wait { $0.contains { $0.type == .connectionState } }
+        try await Task.sleep(for: .milliseconds(200))  // registered
+        for index in 0..<count {
+            harness.relay.push(from: "pc-1", to: "tether-test", envelope: [
+                "type": "chainlesschain:event:notification",
+                "payload": ["jsonrpc": "2.0", "method": "chainlesschain:notification:received",
+                            "params": ["notificationId": .string("burst-\(index)"), "title": "t", "body": "b", "timestamp": 1795311063217]],
+            ])
+        }
+        try await Task.sleep(for: .milliseconds(300))  // the burst is in, the consumer still behind
+        behind.withLock { $0 = false }
+        let received = try await events.wait(timeout: .seconds(20)) { $0.filter { $0.type == .notificationReceived }.count >= count }
+            .filter { $0.type == .notificationReceived }.compactMap { $0.data["id"]?.string }
+        #expect(received == (0..<count).map { "burst-\($0)" })
+    }
+
     @Test func eventsWithoutFollowListsWhatIsThere() async throws {
         let harness = Harness()
         harness.relay.addDesktop("pc-1", behaviour: FakeDesktops.contract)
