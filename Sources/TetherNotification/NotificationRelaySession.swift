@@ -75,6 +75,11 @@ actor NotificationRelaySession {
 
     static func relayFailure(_ error: NetError, relay: String) -> any Error {
         switch error.kind {
+        case .status(let status) where [502, 503, 504].contains(status):
+            // A proxy in front of a relay that is (re)starting: gone for a moment, like a refused connection.
+            return DesktopUnreachable(error: TetherError(
+                .unavailable, "the signaling relay at \(relay) is not answering: HTTP \(status) to the upgrade",
+                hint: "the relay (or the proxy in front of it) may be restarting; Tether retries", retryable: true))
         case .status(let status):
             return TetherError(.configuration, "\(relay) is not a signaling WebSocket: it answered HTTP \(status) to the upgrade",
                                hint: "the profile's url must be the relay's ws:// or wss:// address (the desktop's signaling server listens on port 9001)")

@@ -36,6 +36,9 @@ final class FakeRelay: Sendable {
         var requests: [JSONValue] = []
         var registrations: [String] = []
         var up = true
+        /// While set, an upgrade is answered with this HTTP status (a proxy in front of a relay
+        /// that is restarting: 502, 503).
+        var upgradeStatus: Int?
         var answersGetPeers = true
     }
 
@@ -46,6 +49,11 @@ final class FakeRelay: Sendable {
     var isUp: Bool {
         get { state.withLock { $0.up } }
         set { state.withLock { $0.up = newValue } }
+    }
+
+    var upgradeStatus: Int? {
+        get { state.withLock { $0.upgradeStatus } }
+        set { state.withLock { $0.upgradeStatus = newValue } }
     }
 
     var answersGetPeers: Bool {
@@ -105,6 +113,9 @@ final class FakeRelay: Sendable {
 
     func attach() throws -> (Int, AsyncStream<String>) {
         let (stream, outbox) = AsyncStream.makeStream(of: String.self)
+        if let status = upgradeStatus {
+            throw NetError(.status(status), url: "ws://fake-relay", detail: "HTTP \(status) to the upgrade")
+        }
         let id: Int? = state.withLock { state in
             guard state.up else { return nil }
             state.nextClient += 1

@@ -323,6 +323,25 @@ struct NotificationRelayBackendTests {
         #expect(harness.relay.methods.filter { $0 == "notification.clearAll" }.count == 1)
     }
 
+    /// A proxy answering 502/503/504 to the upgrade (the relay behind it restarting) is a relay
+    /// gone for a moment: a command is queued, and a watch reconnects instead of exiting.
+    @Test func aRelayRestartingBehindAProxyIsRetried() async throws {
+        let harness = Harness()
+        harness.relay.addDesktop("pc-1", behaviour: FakeDesktops.contract)
+        harness.relay.upgradeStatus = 503
+        let backend = harness.backend()
+        #expect(try await backend.clearNotifications()["status"] == "queued")
+        let events = Collected<Event>()
+        let watching = Task { for try await event in backend.watch() { events.append(event) } }
+        defer { watching.cancel() }
+        try await events.wait { $0.contains { $0.data["state"] == "reconnecting" } }
+        harness.relay.upgradeStatus = nil
+        try await events.wait(timeout: .seconds(10)) { $0.contains { $0.data["state"] == "connected" } }
+        #expect(harness.relay.methods.contains("notification.clearAll"))  // the queue went out once it could
+        harness.relay.upgradeStatus = 404  // a URL that is no relay at all is still said at once
+        #expect(await TetherError.from { _ = try await backend.unreadCount() }?.code == .configuration)
+    }
+
     @Test func aHugeMarkedCountDoesNotTrap() async throws {
         let harness = Harness()
         harness.relay.addDesktop("pc-1") { _, params in
