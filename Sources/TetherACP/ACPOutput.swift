@@ -22,17 +22,7 @@ public final class ACPOutput: Sendable {
     /// (the editor went away) loses the line; stdin's EOF ends the process soon after.
     public static func fileDescriptor(_ fd: Int32) -> ACPOutput {
         ACPOutput { bytes in
-            bytes.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        return
-                    }
-                    offset += written
-                }
-            }
+            _ = bytes.withUnsafeBytes { FileDescriptorWriter.writeAll(fd, $0) }
         }
     }
 }

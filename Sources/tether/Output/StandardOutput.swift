@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import TetherCore
 
 /// Writes whole lines to a file descriptor with `write(2)`: no stdio buffer sits between a line
 /// and a consumer waiting on a pipe, and a line is never split between two writes we issue.
@@ -19,17 +20,8 @@ struct LineOutput: @unchecked Sendable {
     }
 
     func write(_ raw: UnsafeRawBufferPointer) {
-        var offset = 0
-        while offset < raw.count {
-            let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                // The reader went away (`| head`): stop quietly, as Unix tools do.
-                if errno == EPIPE { exit(0) }
-                return
-            }
-            offset += written
-        }
+        // The reader went away (`| head`): stop quietly, as Unix tools do.
+        if FileDescriptorWriter.writeAll(descriptor, raw) == .readerGone { exit(0) }
     }
 
     func write(_ text: String) { write(Array(text.utf8)) }
