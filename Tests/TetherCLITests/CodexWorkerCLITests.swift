@@ -375,6 +375,38 @@ import TetherSim
         #expect(follow.isRunning, "\(follow.stderrText)")
     }
 
+    /// `events --turn JOB --follow` started while the worker is down for a moment (its first
+    /// read, `GET /v1/jobs/{id}`, refused) retries on the reconnect schedule, saying so, and
+    /// then streams the job whole; before, it exited 69 at once.
+    @Test func followingAJobOutlastsAWorkerDownForAMoment() async throws {
+        let simulator = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
+        let url = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let proxy = try FaultProxy(upstreamPort: try #require(url.port), framing: .sse)
+        defer { proxy.stop() }
+        let config = try TemporaryConfig("""
+            [profiles.w]
+            backend = "codex-worker"
+            url = "http://127.0.0.1:\(proxy.port)"
+            token = { env = "WORKER_TEST_TOKEN" }
+            reconnect_delay = 0.2
+            """)
+        let global = ["--config", config.path, "-p", "w"]
+        let thread = try await TetherProcess.createSession(global, environment: env, title: "e2e")
+        let job = try #require(try await simulator.runTurns(in: thread, prompts: ["quick 1"]).first)
+        proxy.restart(downFor: .seconds(1)) { bytes in
+            String(decoding: bytes.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self) == "GET /v1/jobs/\(job) HTTP/1.1"
+        }
+        let follow = try TetherProcess(["events", "--turn", job, "--follow"] + global, environment: env)
+        defer { follow.terminate() }
+        let events = try await waitForEvents(follow, timeout: .seconds(60)) { $0.contains { $0.type == .turnCompleted } }
+        #expect(proxy.stats.restarts == 1, "the outage never happened")
+        #expect(events.contains { $0.type == .connectionState && $0.data["reason"]?.string?.contains("streaming job \(job)") == true },
+                "\(follow.stderrText)")
+        #expect(events.filter { $0.type == .turnCompleted }.map(\.turn) == [job])
+        #expect(!events.contains { $0.type == .error })
+    }
+
     /// A worker without thread history (an older or differently configured one) cannot name a
     /// thread's jobs: `events --session --follow` says so once (an `error` event that is not
     /// retryable, and a note at -v) and stays open instead of exiting; `history` is a clear
