@@ -23,6 +23,9 @@ struct ApprovalPush: Sendable {
     var giveUpAfter: Duration = .seconds(2 * 3600)
 
     func attach(to journal: EventJournal) {
+        // Pushes a previous run claimed and could not deliver: read before this run claims any,
+        // or one it just claimed would be pushed twice.
+        let leftOver = (try? log.undeliveredPushes()) ?? []
         journal.observe { logged, event in
             guard event.type == .approvalRequested, let id = event.data["id"]?.stringish, let profile = event.profile else { return }
             Task {
@@ -35,9 +38,13 @@ struct ApprovalPush: Sendable {
                 await deliver(Self.message(for: event, publicURL: publicURL), approval: id, profile: profile)
             }
         }
-        // Pushes a previous run claimed and could not deliver before it stopped.
         Task {
-            for pending in (try? log.undeliveredPushes()) ?? [] {
+            for pending in leftOver {
+                // Answered since (here or elsewhere): nobody needs asking any more.
+                if (try? log.decision(profile: pending.profile, approval: pending.approval)) != nil {
+                    try? log.markPushDelivered(profile: pending.profile, approval: pending.approval)
+                    continue
+                }
                 guard let event = try? EventCodec.decode(pending.line) else { continue }
                 Task { await deliver(Self.message(for: event, publicURL: publicURL), approval: pending.approval, profile: pending.profile) }
             }

@@ -204,6 +204,27 @@ import Glibc
         }
     }
 
+    /// A push that could not go out (the sink down) for an approval answered meanwhile is not
+    /// made after a restart: nobody needs asking any more.
+    @Test func anApprovalAnsweredBeforeItsPushWentOutIsNotPushedAfterARestart() async throws {
+        let port = try TestSockets.freePort()
+        try await withGateway(serveTable: "[serve]\nnotify = { url = \"http://127.0.0.1:\(port)/topic\" }") { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.approvalPrompt)
+            let requested = try await gateway.waitForLogged(Self.isType("approval.requested"))
+            let id = try #require(requested["data"]?["id"]?.string)
+            #expect(try await gateway.post("/v1/profiles/oc/approvals/\(id)", json: "{\"decision\":\"accept\"}").status == 200)
+            try await gateway.waitForLogged(Self.isType("turn.completed"))
+            _ = try await gateway.stop()
+            let receiver = try await PushReceiver(port: port)
+            defer { receiver.stop() }
+            try await gateway.start()
+            try await Task.sleep(for: .seconds(2))
+            #expect(receiver.posts.isEmpty, "\(receiver.posts)")
+        }
+    }
+
     /// `notify = { command = [...] }`: run once per approval with the title and body appended.
     @Test func anApprovalRunsTheNotifyCommandOnce() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-notify-\(UUID().uuidString)").path
