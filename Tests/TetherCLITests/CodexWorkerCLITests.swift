@@ -317,11 +317,9 @@ import TetherSim
         }
     }
 
-    /// The worker goes down just as a followed thread's next job is read (`GET /v1/jobs/{id}`,
-    /// right after the look that found the job) and refuses connections for a second. The follow
-    /// retries that job on the reconnect schedule, saying so, and goes on: every job streams
-    /// whole, once, in order. Before, the failure escaped the step and the follow exited 69.
-    @Test func aWorkerOutageBetweenTwoJobsOfAFollowedThreadLosesNothing() async throws {
+    /// A Codex Worker simulator behind a `FaultProxy` (a profile with a short reconnect delay),
+    /// and a thread made on it.
+    func withWorkerBehindAProxy(_ body: (CodexWorkerSimulator, FaultProxy, [String], String) async throws -> Void) async throws {
         let simulator = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
         let url = try await simulator.start()
         defer { Task { await simulator.stop() } }
@@ -336,75 +334,73 @@ import TetherSim
             """)
         let global = ["--config", config.path, "-p", "w"]
         let thread = try await TetherProcess.createSession(global, environment: env, title: "e2e")
-        let follow = try TetherProcess(["events", "--session", thread, "--follow"] + global, environment: env)
-        defer { follow.terminate() }
-        _ = try await follow.waitForEvent(.sessionStatus)  // idle: the first look is done
-        let first = try await simulator.runTurns(in: thread, prompts: ["quick 1"])
-        _ = try await waitForEvents(follow) { $0.contains { $0.type == .turnCompleted } }
+        try await body(simulator, proxy, global, thread)
+    }
 
-        // `GET /v1/jobs/{id}`, not `/v1/jobs/{id}/events` nor the thread's history.
-        proxy.restart(downFor: .seconds(1)) { bytes in
-            let line = String(decoding: bytes.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self).split(separator: " ")
-            guard line.count == 3, line[0] == "GET", line[1].hasPrefix("/v1/jobs/") else { return false }
-            return !line[1].dropFirst("/v1/jobs/".count).contains("/")
-        }
-        let second = try await simulator.runTurns(in: thread, prompts: ["quick 2"])
-        _ = try await waitForEvents(follow, timeout: .seconds(60)) { $0.filter { $0.type == .turnCompleted }.count >= 2 }
-        #expect(proxy.stats.restarts == 1, "the outage never happened")
-        let third = try await simulator.runTurns(in: thread, prompts: ["quick 3"])
-        let events = try await waitForEvents(follow, timeout: .seconds(60)) { $0.filter { $0.type == .turnCompleted }.count >= 3 }
+    /// The worker goes down just as a followed thread's next job is read (`GET /v1/jobs/{id}`,
+    /// right after the look that found the job) and refuses connections for a second. The follow
+    /// retries that job on the reconnect schedule, saying so, and goes on: every job streams
+    /// whole, once, in order. Before, the failure escaped the step and the follow exited 69.
+    @Test func aWorkerOutageBetweenTwoJobsOfAFollowedThreadLosesNothing() async throws {
+        try await withWorkerBehindAProxy { simulator, proxy, global, thread in
+            let follow = try TetherProcess(["events", "--session", thread, "--follow"] + global, environment: env)
+            defer { follow.terminate() }
+            _ = try await follow.waitForEvent(.sessionStatus)  // idle: the first look is done
+            let first = try await simulator.runTurns(in: thread, prompts: ["quick 1"])
+            _ = try await waitForEvents(follow) { $0.contains { $0.type == .turnCompleted } }
 
-        let reconnecting = events.filter { $0.type == .connectionState && $0.data["state"] == "reconnecting" }
-        #expect(reconnecting.contains { $0.data["reason"]?.string?.contains("streaming job \(second[0])") == true },
-                "\(reconnecting.map { $0.data["reason"]?.string ?? "" })")
-        let jobs = first + second + third
-        #expect(events.filter { $0.type == .turnStarted }.compactMap(\.turn) == jobs)
-        #expect(events.filter { $0.type == .turnCompleted }.compactMap(\.turn) == jobs)
-        #expect(events.filter { $0.type == .turnCompleted }.allSatisfy { $0.data["status"] == "completed" })
-        #expect(!events.contains { $0.type == .error })
-        let prompts = events.filter { $0.type == .partCompleted && $0.data["role"] == "user" }.compactMap { $0.data["text"]?.string }
-        #expect(prompts == ["quick 1", "quick 2", "quick 3"])
-        // Each job's events in seq order, no delta twice, and its reply whole.
-        for job in jobs {
-            let seqs = events.compactMap(\.cursor).filter { $0.hasPrefix(job + ":") }.compactMap { Int($0.split(separator: ":").last!) }
-            #expect(!seqs.isEmpty && seqs == seqs.sorted(), "\(job): \(seqs)")
-            let deltas = events.filter { $0.type == .partDelta && $0.cursor?.hasPrefix(job + ":") == true }
-            #expect(Set(deltas.compactMap(\.cursor)).count == deltas.count, "\(job): a delta came twice")
+            // `GET /v1/jobs/{id}`, not `/v1/jobs/{id}/events` nor the thread's history.
+            proxy.restart(downFor: .seconds(1)) { bytes in
+                let line = String(decoding: bytes.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self).split(separator: " ")
+                guard line.count == 3, line[0] == "GET", line[1].hasPrefix("/v1/jobs/") else { return false }
+                return !line[1].dropFirst("/v1/jobs/".count).contains("/")
+            }
+            let second = try await simulator.runTurns(in: thread, prompts: ["quick 2"])
+            _ = try await waitForEvents(follow, timeout: .seconds(60)) { $0.filter { $0.type == .turnCompleted }.count >= 2 }
+            #expect(proxy.stats.restarts == 1, "the outage never happened")
+            let third = try await simulator.runTurns(in: thread, prompts: ["quick 3"])
+            let events = try await waitForEvents(follow, timeout: .seconds(60)) { $0.filter { $0.type == .turnCompleted }.count >= 3 }
+
+            let reconnecting = events.filter { $0.type == .connectionState && $0.data["state"] == "reconnecting" }
+            #expect(reconnecting.contains { $0.data["reason"]?.string?.contains("streaming job \(second[0])") == true },
+                    "\(reconnecting.map { $0.data["reason"]?.string ?? "" })")
+            let jobs = first + second + third
+            #expect(events.filter { $0.type == .turnStarted }.compactMap(\.turn) == jobs)
+            #expect(events.filter { $0.type == .turnCompleted }.compactMap(\.turn) == jobs)
+            #expect(events.filter { $0.type == .turnCompleted }.allSatisfy { $0.data["status"] == "completed" })
+            #expect(!events.contains { $0.type == .error })
+            let prompts = events.filter { $0.type == .partCompleted && $0.data["role"] == "user" }.compactMap { $0.data["text"]?.string }
+            #expect(prompts == ["quick 1", "quick 2", "quick 3"])
+            // Each job's events in seq order, no delta twice, and its reply whole.
+            for job in jobs {
+                let seqs = events.compactMap(\.cursor).filter { $0.hasPrefix(job + ":") }.compactMap { Int($0.split(separator: ":").last!) }
+                #expect(!seqs.isEmpty && seqs == seqs.sorted(), "\(job): \(seqs)")
+                let deltas = events.filter { $0.type == .partDelta && $0.cursor?.hasPrefix(job + ":") == true }
+                #expect(Set(deltas.compactMap(\.cursor)).count == deltas.count, "\(job): a delta came twice")
+            }
+            #expect(events.filter { $0.type == .partCompleted && $0.data["role"] == "assistant" }.count == 3)
+            #expect(follow.isRunning, "\(follow.stderrText)")
         }
-        #expect(events.filter { $0.type == .partCompleted && $0.data["role"] == "assistant" }.count == 3)
-        #expect(follow.isRunning, "\(follow.stderrText)")
     }
 
     /// `events --turn JOB --follow` started while the worker is down for a moment (its first
     /// read, `GET /v1/jobs/{id}`, refused) retries on the reconnect schedule, saying so, and
     /// then streams the job whole; before, it exited 69 at once.
     @Test func followingAJobOutlastsAWorkerDownForAMoment() async throws {
-        let simulator = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
-        let url = try await simulator.start()
-        defer { Task { await simulator.stop() } }
-        let proxy = try FaultProxy(upstreamPort: try #require(url.port), framing: .sse)
-        defer { proxy.stop() }
-        let config = try TemporaryConfig("""
-            [profiles.w]
-            backend = "codex-worker"
-            url = "http://127.0.0.1:\(proxy.port)"
-            token = { env = "WORKER_TEST_TOKEN" }
-            reconnect_delay = 0.2
-            """)
-        let global = ["--config", config.path, "-p", "w"]
-        let thread = try await TetherProcess.createSession(global, environment: env, title: "e2e")
-        let job = try #require(try await simulator.runTurns(in: thread, prompts: ["quick 1"]).first)
-        proxy.restart(downFor: .seconds(1)) { bytes in
-            String(decoding: bytes.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self) == "GET /v1/jobs/\(job) HTTP/1.1"
+        try await withWorkerBehindAProxy { simulator, proxy, global, thread in
+            let job = try #require(try await simulator.runTurns(in: thread, prompts: ["quick 1"]).first)
+            proxy.restart(downFor: .seconds(1)) { bytes in
+                String(decoding: bytes.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self) == "GET /v1/jobs/\(job) HTTP/1.1"
+            }
+            let follow = try TetherProcess(["events", "--turn", job, "--follow"] + global, environment: env)
+            defer { follow.terminate() }
+            let events = try await waitForEvents(follow, timeout: .seconds(60)) { $0.contains { $0.type == .turnCompleted } }
+            #expect(proxy.stats.restarts == 1, "the outage never happened")
+            #expect(events.contains { $0.type == .connectionState && $0.data["reason"]?.string?.contains("streaming job \(job)") == true },
+                    "\(follow.stderrText)")
+            #expect(events.filter { $0.type == .turnCompleted }.map(\.turn) == [job])
+            #expect(!events.contains { $0.type == .error })
         }
-        let follow = try TetherProcess(["events", "--turn", job, "--follow"] + global, environment: env)
-        defer { follow.terminate() }
-        let events = try await waitForEvents(follow, timeout: .seconds(60)) { $0.contains { $0.type == .turnCompleted } }
-        #expect(proxy.stats.restarts == 1, "the outage never happened")
-        #expect(events.contains { $0.type == .connectionState && $0.data["reason"]?.string?.contains("streaming job \(job)") == true },
-                "\(follow.stderrText)")
-        #expect(events.filter { $0.type == .turnCompleted }.map(\.turn) == [job])
-        #expect(!events.contains { $0.type == .error })
     }
 
     /// A worker without thread history (an older or differently configured one) cannot name a
