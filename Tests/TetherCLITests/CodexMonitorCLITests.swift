@@ -84,7 +84,8 @@ import TetherSim
     /// announces: "reconnecting, retrying in 30s" arrives now, not 30 s later when the retry
     /// fails too.
     @Test func aReconnectIsAnnouncedBeforeItsWait() async throws {
-        let port = try TestSockets.freePort()  // nothing listens there
+        let (port, holder) = try TestSockets.refusingPort()
+        defer { close(holder) }
         let config = try TemporaryConfig("""
             [profiles.m]
             backend = "codexmonitor"

@@ -83,7 +83,8 @@ extension TetherSSHSuite {
         @Test("a target that refuses connections closes that connection with the reason logged")
         func targetRefused() async throws {
             let fixture = try TunnelFixture()
-            let closedPort = try TestSockets.freePort()
+            let (closedPort, holder) = try TestSockets.refusingPort()
+            defer { close(holder) }
             let tunnel = fixture.tunnel(fixture.configuration(targetPort: closedPort))
             defer { tunnel.stop() }
             let port = try await tunnel.start().port

@@ -70,7 +70,8 @@ struct Units {
 
     @Test("an SSH server that is not running is a connection error")
     func connectionRefused() async throws {
-        let port = try TestSockets.freePort()
+        let (port, holder) = try TestSockets.refusingPort()
+        defer { close(holder) }
         let configuration = SSHTunnel.Configuration(
             host: "127.0.0.1", port: port, user: "me", identityPath: "/tmp/none",
             knownHostsPath: "/nonexistent/known_hosts", targetHost: "127.0.0.1", targetPort: 1)

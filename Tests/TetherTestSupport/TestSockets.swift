@@ -18,19 +18,36 @@ enum TestSockets {
         return address
     }
 
+    /// A loopback port free a moment ago, for something the test starts there itself.
     static func freePort() throws -> Int {
+        let (fd, port) = try boundLoopbackSocket()
+        close(fd)
+        return port
+    }
+
+    /// A loopback port where every connection is refused for as long as the test holds it (a
+    /// socket bound and never listening): a port that was merely free can be taken by another
+    /// test running in parallel. Close `holder` when done.
+    static func refusingPort() throws -> (port: Int, holder: Int32) {
+        let (fd, port) = try boundLoopbackSocket()
+        return (port, fd)
+    }
+
+    private static func boundLoopbackSocket() throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var address = loopback(port: 0)
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard rc == 0 else { throw Failure(description: "bind failed") }
+        guard rc == 0 else {
+            close(fd)
+            throw Failure(description: "bind failed")
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// A connected blocking socket with generous send/receive timeouts, so a broken tunnel fails
