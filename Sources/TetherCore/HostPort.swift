@@ -24,6 +24,19 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
         self.init(host: host.isEmpty ? "127.0.0.1" : host, port: port)
     }
 
+    /// A request's authority (an HTTP `Host` header): `host:port`, `[ipv6]:port`, or either
+    /// without its port, which is then `defaultPort`. Nil if malformed, or if there is no port
+    /// and no default.
+    public init?(authority text: String, defaultPort: Int?) {
+        if let parsed = HostPort(parsing: text) {
+            self = parsed
+        } else if let defaultPort, let parsed = HostPort(parsing: "\(text):\(defaultPort)") {
+            self = parsed
+        } else {
+            return nil
+        }
+    }
+
     /// The host (maybe empty) and the port (0–65535) of `host:port` or `[ipv6]:port`. An IPv6
     /// address must be bracketed; the port is ASCII digits alone (no sign, no spaces).
     private static func split(_ text: String) -> (host: String, port: Int)? {

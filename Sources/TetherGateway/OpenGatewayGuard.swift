@@ -1,4 +1,5 @@
 import Foundation
+import TetherCore
 
 /// What keeps an open gateway (no tokens, loopback only) from being driven by a web page the
 /// user happens to visit. With no credential to present, the browser itself is the risk:
@@ -19,11 +20,19 @@ struct OpenGatewayGuard: Sendable {
 
     /// Why the request is refused, nil when it may go on.
     func problem(host: String?, origin: String?) -> ProblemDetails? {
-        if let host, let name = Self.hostname(ofAuthority: host), !allows(name) {
-            return ProblemDetails(.forbidden, "this gateway does not answer to the name \(name)",
-                                  detail: "without tokens it answers to an IP address, localhost or public_url's host only "
-                                      + "(a web page that made its name point here must not drive your agents); "
-                                      + "set public_url, or reach it by address")
+        if let host {
+            // The port does not matter for the name; a Host that does not parse is not checked
+            // by name, so it is refused.
+            guard let name = HostPort(authority: host.lowercased(), defaultPort: 80)?.host else {
+                return ProblemDetails(.forbidden, "this gateway cannot read the Host header \(host)",
+                                      detail: "send the address you dialled: host, host:port or [ipv6]:port")
+            }
+            if !allows(name) {
+                return ProblemDetails(.forbidden, "this gateway does not answer to the name \(name)",
+                                      detail: "without tokens it answers to an IP address, localhost or public_url's host only "
+                                          + "(a web page that made its name point here must not drive your agents); "
+                                          + "set public_url, or reach it by address")
+            }
         }
         if let origin, !(host.map { Self.isSameOrigin(origin, host: $0) } ?? false) {
             return ProblemDetails(.forbidden, "a web page from \(origin) may not use this gateway",
@@ -36,36 +45,19 @@ struct OpenGatewayGuard: Sendable {
     /// Whether a browser's `Origin` is the site the request went to (`Host`, its port
     /// defaulting to the origin scheme's).
     static func isSameOrigin(_ origin: String, host: String) -> Bool {
-        guard let url = URL(string: origin), let scheme = url.scheme?.lowercased(), var originHost = url.host?.lowercased()
+        guard let url = URL(string: origin), let scheme = url.scheme?.lowercased(), var originHost = url.host?.lowercased(),
+              let defaultPort = defaultPort(scheme), let requested = HostPort(authority: host.lowercased(), defaultPort: defaultPort)
         else { return false }  // "null" too: a sandboxed or file page
         if originHost.hasPrefix("[") { originHost = String(originHost.dropFirst().dropLast()) }
-        return hostname(ofAuthority: host) == originHost && port(ofAuthority: host, scheme: scheme) == (url.port ?? defaultPort(scheme))
+        return requested == HostPort(host: originHost, port: url.port ?? defaultPort)
     }
 
     private func allows(_ name: String) -> Bool {
         name == "localhost" || name == publicHost || Self.isIPAddress(name)
     }
 
-    /// The host of `host[:port]` or `[v6]:port`, lowercased, without brackets; nil if malformed.
-    static func hostname(ofAuthority authority: String) -> String? {
-        let text = authority.lowercased()
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { return nil }
-            return String(text[text.index(after: text.startIndex)..<close])
-        }
-        let name = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        return name.isEmpty ? nil : name
-    }
-
-    static func port(ofAuthority authority: String, scheme: String) -> Int? {
-        let afterHost = authority.hasPrefix("[") ? authority.split(separator: "]", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
-                                                 : String(authority.drop { $0 != ":" })
-        guard afterHost.hasPrefix(":") else { return defaultPort(scheme) }
-        return Int(afterHost.dropFirst())
-    }
-
     static func defaultPort(_ scheme: String) -> Int? {
-        switch scheme.lowercased() {
+        switch scheme {
         case "http": 80
         case "https": 443
         default: nil

@@ -126,6 +126,18 @@ struct ConfigModelTests {
         #expect(HostPort(parsing: text) == nil)
     }
 
+    /// An HTTP `Host` header: the port may be left out, and is then the scheme's.
+    @Test("authorities") func authorities() {
+        #expect(HostPort(authority: "localhost", defaultPort: 80) == HostPort(host: "localhost", port: 80))
+        #expect(HostPort(authority: "[::1]", defaultPort: 443) == HostPort(host: "::1", port: 443))
+        #expect(HostPort(authority: "[::1]:7420", defaultPort: 80) == HostPort(host: "::1", port: 7420))
+        #expect(HostPort(authority: "box.lan:8080", defaultPort: nil) == HostPort(host: "box.lan", port: 8080))
+        #expect(HostPort(authority: "box.lan", defaultPort: nil) == nil)
+        for text in ["", "host:", "host:x", "::1", "[::1", "host:0", "a b", "[::1]:", "host:80:80"] {
+            #expect(HostPort(authority: text, defaultPort: 80) == nil, "\(text)")
+        }
+    }
+
     @Test("an empty file parses to an empty config")
     func emptyFile() throws {
         let config = try parse("# nothing yet\n")

@@ -51,6 +51,14 @@ import Testing
             #expect(guarded.problem(host: host, origin: origin)?.kind.code == "forbidden", "\(host) \(origin ?? "-")")
         }
         #expect(OpenGatewayGuard(publicURL: nil).problem(host: "phone-gateway.example", origin: nil) != nil)
+        // The Host header read by the one reader of host:port: case and brackets do not matter,
+        // a Host that cannot be read is refused, an origin with no default port is no match.
+        #expect(guarded.problem(host: "LOCALHOST:7420", origin: "http://localhost:7420") == nil)
+        #expect(guarded.problem(host: "[::1]", origin: "http://[::1]") == nil)
+        for host in ["evil.example:x", "::1:7420", "a b", ""] {
+            #expect(guarded.problem(host: host, origin: nil)?.kind.code == "forbidden", "\(host)")
+        }
+        #expect(guarded.problem(host: "localhost", origin: "chrome-extension://localhost")?.kind.code == "forbidden")
     }
 
     @Test func cookieAndBearerParsing() {
