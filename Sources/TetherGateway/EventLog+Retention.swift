@@ -3,7 +3,7 @@ import GRDB
 extension EventLog {
     /// Dedup keys kept after their events were trimmed (the newest, by seq): what a
     /// resubscription's read of recent turns can bring back. Each is a short row.
-    static let retiredDedupLimit = 100_000
+    public static let standardRetiredDedupLimit = 100_000
 
     /// Deletes events older than `cutoff` (epoch milliseconds) and remembers the highest seq
     /// deleted, so a cursor from before it is told `cursor_expired`, and the dedup keys of what
@@ -19,7 +19,7 @@ extension EventLog {
                 """, arguments: [highest])
             try db.execute(sql: """
                 DELETE FROM retired_dedup WHERE seq < (SELECT seq FROM retired_dedup ORDER BY seq DESC LIMIT 1 OFFSET ?)
-                """, arguments: [Self.retiredDedupLimit - 1])
+                """, arguments: [retiredDedupLimit - 1])
             // Everything at or below the highest old seq goes: the log stays a suffix of the seq range.
             try db.execute(sql: "DELETE FROM event WHERE seq <= ?", arguments: [highest])
             let deleted = db.changesCount

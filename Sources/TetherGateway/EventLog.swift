@@ -9,6 +9,8 @@ import TetherCore
 public final class EventLog: Sendable {
     let pool: DatabasePool
     let logger: Logger
+    /// How many dedup keys of trimmed events are kept (`trim(olderThan:)`).
+    let retiredDedupLimit: Int
 
     public struct OpenError: Error, CustomStringConvertible {
         public let path: String
@@ -19,8 +21,11 @@ public final class EventLog: Sendable {
     }
 
     /// Opens (creating if needed) the log at `path`; its directory is created too.
-    public init(path: String, logger: Logger) throws {
+    /// `retiredDedupLimit`: how many dedup keys of trimmed events are kept (the newest).
+    public init(path: String, logger: Logger, retiredDedupLimit: Int = EventLog.standardRetiredDedupLimit) throws {
+        precondition(retiredDedupLimit > 0, "keep at least one retired dedup key")
         self.logger = logger
+        self.retiredDedupLimit = retiredDedupLimit
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

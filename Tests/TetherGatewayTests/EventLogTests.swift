@@ -120,6 +120,20 @@ import TetherCore
         #expect(try log.append(Self.part(.partCompleted, part: "new")) != nil)
     }
 
+    /// The retired keys are bounded: past the limit the oldest go, and an event that old is
+    /// logged again if history brings it back (the newest are still refused).
+    @Test func retiredDedupKeysAreCapped() throws {
+        let log = try EventLog(path: Self.temporaryPath(), logger: Logger(label: "test"), retiredDedupLimit: 3)
+        let parts = (1...5).map { "p\($0)" }
+        for part in parts {
+            var event = Self.part(.partCompleted, part: part)
+            event.ts = Event.now() - 3 * 86_400_000
+            #expect(try log.append(event) != nil)
+        }
+        #expect(try log.trim(olderThan: Event.now() - 86_400_000) == 5)
+        #expect(try parts.map { try log.append(Self.part(.partCompleted, part: $0)) != nil } == [true, true, false, false, false])
+    }
+
     @Test func theFirstAnswerToAnApprovalIsKept() throws {
         let path = Self.temporaryPath()
         let log = try Self.open(path)
