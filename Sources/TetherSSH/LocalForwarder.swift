@@ -30,6 +30,9 @@ final class LocalForwarder {
         case write(ForwardedConnection)
         case sendEOF(ForwardedConnection)
         case read(ForwardedConnection)
+        /// After the target's EOF, with our side still open: whether the channel's CLOSE came
+        /// too (libssh2 1.10 has no getter for it; a non-blocking wait reads the transport).
+        case checkClosed(ForwardedConnection)
         case close(ForwardedConnection)
     }
 
@@ -303,6 +306,12 @@ final class LocalForwarder {
             connection.shutdownLocalWrite()
             progressed = true
         }
+        // The target's EOF alone is a half-close (it may still read). Its CLOSE means what the
+        // client still sends can go nowhere: the window never reopens, and waiting for our own
+        // EOF would keep the connection (its socket, its channel) for as long as the client lives.
+        if connection.phase == .forwarding && connection.localWriteShut && !connection.channelEOFSent {
+            if let stop = note(step(.checkClosed(connection))) { return stop }
+        }
 
         if connection.phase == .forwarding && connection.isComplete {
             logger.debug("local connection finished", metadata: [
@@ -319,7 +328,7 @@ final class LocalForwarder {
     /// transport pump must be repeated first (`stalled`).
     private static func readsTransport(_ stalled: Operation?) -> Bool {
         switch stalled {
-        case nil, .pumpTransport?: true
+        case nil, .pumpTransport?, .checkClosed?: true
         default: false
         }
     }
@@ -430,6 +439,23 @@ final class LocalForwarder {
                 return .idle
             }
             return failure(Int32(count), on: connection, doing: "reading from the channel")
+
+        case .checkClosed(let connection):
+            guard let channel = connection.channel else { return .idle }
+            let rc = libssh2_channel_wait_closed(channel)
+            // INVAL: not at EOF after all (libssh2 clears it when data follows); nothing to do.
+            if rc == LIBSSH2_ERROR_INVAL { return .idle }
+            if rc != 0 { return failure(rc, on: connection, doing: "waiting for the channel's close") }
+            // As `ssh -L` does: everything the target sent was delivered, so close the client's
+            // socket (what it sent and we did not read resets it) and close the channel back.
+            logger.debug("the target closed while the local client was still connected; closed it", metadata: [
+                "connection": "\(connection.id)", "up": "\(connection.bytesUp)", "down": "\(connection.bytesDown)",
+                "unsent": "\(connection.toRemote.count)",
+            ])
+            connection.toRemote.removeAll()
+            connection.closeLocal()
+            connection.phase = .closingChannel
+            return .progress
 
         case .close(let connection):
             guard let channel = connection.channel else {

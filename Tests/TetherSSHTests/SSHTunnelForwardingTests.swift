@@ -137,6 +137,47 @@ extension TetherSSHSuite {
             #expect(afterOnPorts <= beforeOnPorts + 2, "sockets on the tunnel's ports: \(beforeOnPorts) before, \(afterOnPorts) after")
         }
 
+        /// The target hangs up while the client is still sending: sshd sends the channel's EOF
+        /// and CLOSE, and the window never reopens. The client must be told (a reset, as
+        /// `ssh -L` gives), not left blocked in send with its socket and channel kept for good.
+        @Test("a target that hangs up mid-upload ends the client's connection")
+        func targetHangsUpMidUpload() async throws {
+            let fixture = try TunnelFixture(echoMode: .hangUp(after: 4096))
+            let tunnel = fixture.tunnel()
+            defer { tunnel.stop() }
+            let port = try await tunnel.start().port
+            let beforeOnPort = TestSockets.openDescriptorCount(onPorts: [port])
+            let ending = try await offPool { () -> (sent: Int, error: Int32) in
+                let fd = try TestSockets.connect(port: port, timeoutSeconds: 10)
+                defer { close(fd) }
+                let chunk = [UInt8](repeating: 0x61, count: 64 * 1024)
+                var sent = 0
+                // Far past the channel's 2 MB window and every socket buffer on the way.
+                while sent < 64 << 20 {
+                    let n = chunk.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        return (sent, errno)
+                    }
+                    sent += n
+                }
+                return (sent, 0)
+            }
+            #expect(ending.error == ECONNRESET || ending.error == EPIPE,
+                    "send ended with errno \(ending.error) after \(ending.sent) bytes (EAGAIN: blocked until the timeout)")
+            #expect(fixture.logs.contains("the target closed while the local client was still connected"))
+            var afterOnPort = TestSockets.openDescriptorCount(onPorts: [port])
+            for _ in 0..<50 where afterOnPort > beforeOnPort {
+                try await Task.sleep(for: .milliseconds(100))
+                afterOnPort = TestSockets.openDescriptorCount(onPorts: [port])
+            }
+            #expect(afterOnPort <= beforeOnPort, "sockets on the tunnel's port: \(beforeOnPort) before, \(afterOnPort) after")
+            // The session goes on serving: a short exchange with the same target (which answers
+            // nothing and closes once the client has) completes.
+            #expect(try await offPool { try TestSockets.roundTrip(port: port, payload: [1, 2, 3]) } == [])
+            #expect(!fixture.logs.contains("SSH session lost"))
+        }
+
         @Test("a 50 MB transfer round-trips intact")
         func fiftyMegabytes() async throws {
             let fixture = try TunnelFixture()

@@ -179,8 +179,10 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
 
 /// A TCP server on 127.0.0.1 that echoes what it receives. `.afterEndOfStream` holds everything
 /// until the client half-closes, then sends it back and closes: it proves EOF travelled through.
+/// `.hangUp(after:)` reads that many bytes, answers nothing and closes (resetting what the client
+/// sends after).
 final class EchoServer: @unchecked Sendable {
-    enum Mode: Sendable { case streaming, afterEndOfStream }
+    enum Mode: Sendable { case streaming, afterEndOfStream, hangUp(after: Int) }
 
     let port: Int
     private let fd: Int32
@@ -217,14 +219,18 @@ final class EchoServer: @unchecked Sendable {
         defer { close(client) }
         var held: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var received = 0
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
             if n <= 0 { break }
+            received += n
             switch mode {
             case .streaming:
                 guard (try? TestSockets.sendAll(client, Array(buffer[0..<n]))) != nil else { return }
             case .afterEndOfStream:
                 held += buffer[0..<n]
+            case .hangUp(let limit):
+                if received >= limit { return }
             }
         }
         if !held.isEmpty { try? TestSockets.sendAll(client, held) }
