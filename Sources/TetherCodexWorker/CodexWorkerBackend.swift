@@ -248,7 +248,13 @@ public struct CodexWorkerBackend: Backend {
             let follower = CodexWorkerJobFollower(backend: self, job: receipt.turn!, thread: request.session, since: nil,
                                                   keepsRaw: request.raw)
             var mapper = CodexWorkerEventMapper()
-            try await follower.follow(mapper: &mapper, live: true) { try await channel.send(contentsOf: $0) }
+            let emit: ([Event]) async throws -> Void = { try await channel.send(contentsOf: $0) }
+            // A worker down for a moment between the POST and the end of the job is retried, as
+            // `events --turn --follow` does: the job keeps its events, and a retry resumes after
+            // the last seq.
+            _ = try await follower.retryingPassingFailures(doing: "streaming job \(receipt.turn!)", mapper: &mapper, emit: emit) { mapper in
+                try await follower.follow(mapper: &mapper, live: true, emit: emit)
+            }
         }
     }
 

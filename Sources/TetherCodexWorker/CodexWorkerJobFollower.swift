@@ -36,6 +36,34 @@ struct CodexWorkerJobFollower: Sendable {
         return turn
     }
 
+    /// Runs `attempt` (this job's stream) again after a failure that may pass (the worker
+    /// restarting, a timeout, a 5xx), on the reconnect schedule, saying so with a `connection.state`
+    /// reconnecting line; the mapper keeps the last seq, so a retry resumes after it and nothing
+    /// comes twice. 401/403 and other lasting failures end the stream at once.
+    func retryingPassingFailures<T>(doing what: String, mapper: inout CodexWorkerEventMapper,
+                                    emit: ([Event]) async throws -> Void,
+                                    _ attempt: (inout CodexWorkerEventMapper) async throws -> T) async throws -> T {
+        var policy = ReconnectPolicy(configuration: backend.configuration.reconnect)
+        while true {
+            policy.connecting()
+            let seqBefore = mapper.lastSeq[job]
+            do {
+                return try await attempt(&mapper)
+            } catch let error as TetherError where error.retryable && !Task.isCancelled {
+                // Events arrived before this failure: it is a fresh one, not one more in a row.
+                if mapper.lastSeq[job] != seqBefore { policy.madeProgress() }
+                switch policy.failed(.transportError, at: .now) {
+                case .reconnect(let delay, let attempt):
+                    try await emit([.connection(.reconnecting, attempt: attempt,
+                                               reason: "\(what): \(error.message); retrying in \(delay.secondsText)")])
+                    try await Task.sleep(for: delay)
+                case .stop:
+                    throw error
+                }
+            }
+        }
+    }
+
     private func follow(snapshot: JSONValue, mapper: inout CodexWorkerEventMapper, live: Bool,
                         emit: ([Event]) async throws -> Void) async throws {
         var cursor = mapper.lastSeq[job] ?? since ?? -1
@@ -233,7 +261,7 @@ struct CodexWorkerEventStream: Sendable {
                 return
             }
             // Followed, it outlasts a worker that is down for a moment, as a thread's jobs do.
-            _ = try await retryingPassingFailures(of: job, doing: "streaming job \(job)", mapper: &mapper, emit: emit) { mapper in
+            _ = try await follower.retryingPassingFailures(doing: "streaming job \(job)", mapper: &mapper, emit: emit) { mapper in
                 try await follower.follow(mapper: &mapper, live: true, emit: emit)
             }
             return
@@ -313,42 +341,14 @@ struct CodexWorkerEventStream: Sendable {
     private func stream(job: String, of thread: String, mapper: inout CodexWorkerEventMapper,
                         emit: ([Event]) async throws -> Void) async throws -> String? {
         let follower = CodexWorkerJobFollower(backend: backend, job: job, thread: thread, since: nil, keepsRaw: request.raw)
-        return try await retryingPassingFailures(of: job, doing: "streaming job \(job) of thread \(thread)", mapper: &mapper,
-                                                 emit: emit) { mapper in
+        return try await follower.retryingPassingFailures(doing: "streaming job \(job) of thread \(thread)", mapper: &mapper,
+                                                          emit: emit) { mapper in
             do {
                 return try await follower.follow(mapper: &mapper, live: true, emit: emit)
             } catch let error as TetherError where error.code == .notFound {
                 // Named by the history a moment ago, gone now: the worker restarted in between.
                 try await emit([lost(job: job, turn: nil, thread: thread, why: "the Codex Worker no longer has it (\(error.message))")])
                 return nil
-            }
-        }
-    }
-
-    /// Runs `attempt` (a job's stream) again after a failure that may pass (the worker
-    /// restarting, a timeout, a 5xx), on the reconnect schedule, saying so with a `connection.state`
-    /// reconnecting line; the mapper keeps the last seq, so a retry resumes after it and nothing
-    /// comes twice. 401/403 and other lasting failures end the stream at once.
-    private func retryingPassingFailures<T>(of job: String, doing what: String, mapper: inout CodexWorkerEventMapper,
-                                            emit: ([Event]) async throws -> Void,
-                                            _ attempt: (inout CodexWorkerEventMapper) async throws -> T) async throws -> T {
-        var policy = ReconnectPolicy(configuration: backend.configuration.reconnect)
-        while true {
-            policy.connecting()
-            let seqBefore = mapper.lastSeq[job]
-            do {
-                return try await attempt(&mapper)
-            } catch let error as TetherError where error.retryable && !Task.isCancelled {
-                // Events arrived before this failure: it is a fresh one, not one more in a row.
-                if mapper.lastSeq[job] != seqBefore { policy.madeProgress() }
-                switch policy.failed(.transportError, at: .now) {
-                case .reconnect(let delay, let attempt):
-                    try await emit([.connection(.reconnecting, attempt: attempt,
-                                               reason: "\(what): \(error.message); retrying in \(delay.secondsText)")])
-                    try await Task.sleep(for: delay)
-                case .stop:
-                    throw error
-                }
             }
         }
     }

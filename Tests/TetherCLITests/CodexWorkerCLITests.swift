@@ -403,6 +403,29 @@ import TetherSim
         }
     }
 
+    /// The worker goes down right after accepting the prompt, as `send --follow` first reads
+    /// the job (`GET /v1/jobs/{id}`): the follow retries on the reconnect schedule, saying so,
+    /// and streams the turn whole. Before, it exited 69 with the turn running on.
+    @Test func sendFollowOutlastsAWorkerDownRightAfterThePost() async throws {
+        try await withWorkerBehindAProxy { _, proxy, global, thread in
+            proxy.restart(downFor: .seconds(1)) { bytes in
+                let line = String(decoding: bytes.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self).split(separator: " ")
+                guard line.count == 3, line[0] == "GET", line[1].hasPrefix("/v1/jobs/") else { return false }
+                return !line[1].dropFirst("/v1/jobs/".count).contains("/")
+            }
+            let result = try await TetherProcess.run(["send", thread, "hello there", "--follow"] + global, environment: env,
+                                                     timeout: .seconds(60))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(proxy.stats.restarts == 1, "the outage never happened")
+            let events = try result.events()
+            let job = try #require(events.first { $0.type == .turnStarted }?.turn)
+            #expect(events.contains { $0.type == .connectionState && $0.data["reason"]?.string?.contains("streaming job \(job)") == true })
+            #expect(events.filter { $0.type == .turnCompleted }.map(\.turn) == [job])
+            #expect(finalText(events).first == "hello there")
+            #expect(!events.contains { $0.type == .error })
+        }
+    }
+
     /// A worker without thread history (an older or differently configured one) cannot name a
     /// thread's jobs: `events --session --follow` says so once (an `error` event that is not
     /// retryable, and a note at -v) and stays open instead of exiting; `history` is a clear
