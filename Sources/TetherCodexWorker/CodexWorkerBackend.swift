@@ -56,9 +56,11 @@ public struct CodexWorkerBackend: Backend {
         let health = try await api("GET /health") { try await client.get("/health", authenticated: false) }
         let projects = try await api("GET /v1/projects") { try await client.get("/v1/projects") }
         let authEnabled = health["authEnabled"]?.bool ?? false
-        return CheckReport(endpoint: configuration.baseURL, reachable: health["status"]?.string == "ok",
-                           authenticated: authEnabled, version: nil,
-                           details: ["auth_enabled": .bool(authEnabled), "projects": projects["data"] ?? .array([])])
+        let status = health["status"]?.string
+        var details: JSONObject = ["auth_enabled": .bool(authEnabled), "projects": projects["data"] ?? .array([])]
+        if status != "ok" { details["problem"] = .string("GET /health says status \(status.map { "\"\($0)\"" } ?? "(none)"), not \"ok\"") }
+        return CheckReport(endpoint: configuration.baseURL, reachable: status == "ok", authenticated: authEnabled, version: nil,
+                           details: details)
     }
 
     // MARK: Sessions (threads)

@@ -83,6 +83,29 @@ import TetherSim
         }
     }
 
+    /// The relay answers but the desktop is offline: `check` is not a pass. Text mode marked it
+    /// ✓ and exited 69 with nothing said; now ✗ and the problem on stderr, in both formats.
+    @Test func checkSaysWhyAReachableRelayIsNotUsable() async throws {
+        try await withRelay(.init(desktopOnline: false)) { _, global, env in
+            for format in ["text", "jsonl"] {
+                let result = try await TetherProcess.run(["check", "-o", format] + global, environment: env)
+                #expect(result.status == 69)
+                #expect(!result.stdout.contains("✓"), "\(result.stdout)")
+                #expect(result.stderr.contains("answered but is not usable"), "\(result.stderr)")
+                #expect(result.stderr.contains("desktop"), "\(result.stderr)")
+            }
+        }
+    }
+
+    /// `--set =` (no key) trapped on an empty split; a key is required.
+    @Test func settingsRefuseAnAssignmentWithoutAKey() async throws {
+        for assignment in ["=", "=x", "novalue"] {
+            let result = try await TetherProcess.run(["notifications", "settings", "--set", assignment])
+            #expect(result.status == 64, "\(assignment): \(result.stderr)")
+            #expect(result.stderr.contains("KEY=VALUE"), "\(result.stderr)")
+        }
+    }
+
     @Test func theOfflineQueueSurvivesARestartAndDrainsInOrder() async throws {
         let state = NSTemporaryDirectory() + "tether-state-\(UUID().uuidString)"
         try await withRelay(.init(desktopOnline: false), state: state) { simulator, global, env in

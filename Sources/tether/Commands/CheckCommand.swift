@@ -25,14 +25,20 @@ struct CheckCommand: AsyncParsableCommand {
             case .jsonl: LineOutput.standardOutput.write(JSONValue.object(object).serialized + "\n")
             case .text:
                 let style = Style.forStream(.standardOutput, environment: context.environment.variables)
+                let mark = report.reachable ? style.green("✓") : style.red("✗")
                 LineOutput.standardOutput.write("""
-                    \(style.green("✓")) \(profile.name): \(backend.kind.rawValue) at \(report.endpoint)\(report.version.map { " (version \($0))" } ?? "")
+                    \(mark) \(profile.name): \(backend.kind.rawValue) at \(report.endpoint)\(report.version.map { " (version \($0))" } ?? "")
                       authenticated: \(report.authenticated ? "yes" : "no auth required")
                       can: \(backend.capabilities.names.joined(separator: ", "))
 
                     """)
             }
-            if !report.reachable { throw ExitCode(69) }
+            // Reached, but not usable (a desktop offline, a worker whose health is not ok): say
+            // what, on stderr, as every other failure is said.
+            if !report.reachable {
+                throw TetherError(.unavailable, "\(profile.name) (\(backend.kind.rawValue) at \(report.endpoint)) answered but is not usable: "
+                                      + (report.details["problem"]?.string ?? "it did not report itself healthy"))
+            }
         }
     }
 }
