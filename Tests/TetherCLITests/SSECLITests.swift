@@ -5,6 +5,15 @@ import TetherSim
 
 /// `tether sse` (the real binary) against the SSE script server on loopback.
 @Suite(.serialized) struct SSECLITests {
+    /// `--liveness inf` passed validation and trapped converting to milliseconds; NaN meant
+    /// "never" silently.
+    @Test(arguments: ["inf", "1e16", "nan", "-1"])
+    func livenessMustBeAFiniteNumberOfSeconds(value: String) async throws {
+        let result = try await TetherProcess.run(["sse", "http://127.0.0.1:9/", "--liveness", value])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("--liveness"), "\(result.stderr)")
+    }
+
     func withServer(_ body: (SSEScriptServer, String) async throws -> Void) async throws {
         let server = SSEScriptServer()
         let url = try await server.start()

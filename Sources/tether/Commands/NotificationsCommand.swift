@@ -99,15 +99,15 @@ struct NotificationsCommand: AsyncParsableCommand {
         @Option(name: .customLong("set"), help: ArgumentHelp("A setting to change.", valueName: "key=value"))
         var assignments: [String] = []
         func validate() throws {
-            for assignment in assignments where !assignment.contains("=") {
-                throw ValidationError("--set takes KEY=VALUE, got \"\(assignment)\"")
+            for assignment in assignments where assignment.firstIndex(of: "=").map({ $0 == assignment.startIndex }) ?? true {
+                throw ValidationError("--set takes KEY=VALUE (a key before the =), got \"\(assignment)\"")
             }
         }
         func run() async throws {
             var values: [String: String] = [:]
             for assignment in assignments {
-                let split = assignment.split(separator: "=", maxSplits: 1)
-                values[String(split[0])] = split.count > 1 ? String(split[1]) : ""
+                let equals = assignment.firstIndex(of: "=")!  // validate() made sure
+                values[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
             }
             try await NotificationsCommand.run(options, command: "settings") { backend, printer in
                 printResult(try await backend.settings(set: values), printer)

@@ -34,7 +34,10 @@ struct SSECommand: AsyncParsableCommand {
         for header in headers where !header.contains(":") {
             throw ValidationError("--header takes 'Name: value', got \"\(header)\"")
         }
-        if liveness < 0 { throw ValidationError("--liveness must be 0 or more seconds") }
+        // A day at most: anything longer (or infinite, or not a number) is no watchdog at all.
+        guard liveness.isFinite, liveness >= 0, liveness <= 86_400 else {
+            throw ValidationError("--liveness takes 0 (never) to 86400 seconds, got \(liveness)")
+        }
     }
 
     func run() async throws {
