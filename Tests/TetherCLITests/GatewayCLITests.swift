@@ -472,6 +472,23 @@ import Glibc
         }
     }
 
+    /// `-p` before `serve`, as every other command takes it, selects the served profile; it was
+    /// ignored and every profile of the config was served.
+    @Test func aProfileNamedBeforeServeIsTheOneServed() async throws {
+        let other = "[profiles.other]\nbackend = \"opencode\"\nurl = \"http://127.0.0.1:9\""
+        try await withGateway(serveTable: other) { gateway in
+            for arguments in [["-p", "oc", "serve"], ["--profile=oc", "serve"], ["serve", "-p", "oc"]] {
+                let process = try TetherProcess(["--config", gateway.config.path] + arguments
+                                                    + ["--listen", "127.0.0.1:0", "--db", gateway.database],
+                                                environment: gateway.environment)
+                let line = try await process.waitForLine { $0.hasPrefix("{\"listen\"") }
+                process.terminate()
+                _ = try await process.finish()
+                #expect(try JSONParser.parse(line)["profiles"] == ["oc"], "\(arguments): \(line)")
+            }
+        }
+    }
+
     @Test func aNetworkListenWithoutATokenExits78() async throws {
         try await withGateway { gateway in
             let result = try await TetherProcess.run(["--config", gateway.config.path, "serve", "--listen", "0.0.0.0:0",
