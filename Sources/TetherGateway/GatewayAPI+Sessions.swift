@@ -56,13 +56,14 @@ extension GatewayAPI {
         guard let text = body["text"]?.string, !text.isEmpty else {
             throw ProblemDetails(.badRequest, "no prompt text", detail: "send {\"text\":\"…\"} (and optionally \"model\")")
         }
-        // A per-session backend: the session is followed for turns started elsewhere; this turn
-        // gets a follower of its own once the backend names it.
-        sessionFollows[profile.name]?.request(id)
         let receipt = try await calling("starting a turn in session \(id)") {
             try await profile.backend.send(SendRequest(session: id, text: text, model: body["model"]?.string))
         }
+        // A per-session backend: this turn gets a follower of its own, from its first event; the
+        // session is followed for turns started elsewhere — once the backend took the turn, so
+        // an id it does not have is never followed.
         if let job = receipt.turn { sessionFollows[profile.name]?.follow(job: job, session: receipt.session) }
+        sessionFollows[profile.name]?.request(receipt.session)
         return JSONResponse.ok(["session": .string(receipt.session), "turn": JSONValue(receipt.turn)], status: .accepted)
     }
 

@@ -472,6 +472,33 @@ import Glibc
         }
     }
 
+    /// A turn posted to a session the Codex Worker does not have is refused, and nothing keeps
+    /// following that id: the follow started before the send, polled the missing thread for
+    /// good, and marked the whole profile reconnecting at each failure.
+    @Test func aTurnForAMissingSessionStartsNoFollow() async throws {
+        let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
+        let workerURL = try await worker.start()
+        defer { Task { await worker.stop() } }
+        let table = """
+            [profiles.w]
+            backend = "codex-worker"
+            url = "\(workerURL.absoluteString)"
+            token = { env = "WORKER_TEST_TOKEN" }
+            """
+        try await withGateway(serveTable: table, environment: ["WORKER_TEST_TOKEN": "t0ken"]) { gateway in
+            try await gateway.start(["-p", "w"])
+            let missing = "019a0000-0000-7000-8000-00000000dead"
+            let refused = try await gateway.post("/v1/profiles/w/sessions/\(missing)/turns", json: "{\"text\":\"hello\"}")
+            #expect(refused.status == 404, "\(refused.status) \(refused.body)")
+            // A follow of it would look at its jobs at once, and log what it found (an error).
+            try await Task.sleep(for: .seconds(2))
+            let profile = try await gateway.get("/v1/profiles").json?.array?.first { $0["name"] == "w" }
+            #expect(profile?["connection"]?["state"] != "reconnecting", "\(profile.map { "\($0)" } ?? "none")")
+            let logged = try await gateway.logged().filter { $0["session"]?.string == missing }
+            #expect(logged.isEmpty, "\(logged)")
+        }
+    }
+
     /// `-p` before `serve`, as every other command takes it, selects the served profile; it was
     /// ignored and every profile of the config was served.
     @Test func aProfileNamedBeforeServeIsTheOneServed() async throws {
