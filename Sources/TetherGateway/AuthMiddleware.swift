@@ -20,8 +20,9 @@ struct AuthMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         if Self.openPaths.contains(request.uri.path) { return try await next(request, context) }
-        if let authorization = request.headers[.authorization] {
-            guard let token = Self.bearer(authorization), auth.accepts(token: token) else {
+        // Another scheme (a proxy's basic auth in front of the page) is not ours: the cookie decides.
+        if let authorization = request.headers[.authorization], let token = Self.bearer(authorization) {
+            guard auth.accepts(token: token) else {
                 throw ProblemDetails(.unauthorized, "the bearer token was refused",
                                      detail: "send Authorization: Bearer TOKEN with one of the tokens in the [serve] table's tokens")
             }
