@@ -143,11 +143,14 @@ extension PageAssets {
     source.onopen = () => { streamState("Live"); };
     source.onmessage = (message) => {
       const seq = Number(message.lastEventId);
-      if (state.lastSeq !== null && seq <= state.lastSeq) return;  // each event once
+      let event = null;
+      try { event = JSON.parse(message.data); } catch (_) { /* counted, not shown */ }
+      // cursor_expired moves the starting point back: after a reset log hands out seqs again,
+      // what follows is new although its seqs may be ones already seen.
+      const expired = event !== null && event.type === "error" && (event.data || {}).code === "cursor_expired";
+      if (!expired && state.lastSeq !== null && seq <= state.lastSeq) return;  // each event once
       state.lastSeq = seq;
-      let event;
-      try { event = JSON.parse(message.data); } catch (_) { return; }
-      handle(event);
+      if (event !== null) handle(event);
     };
     source.onerror = () => {
       if (source !== state.source) return;
@@ -187,7 +190,12 @@ extension PageAssets {
       case "session.deleted": deleteSession(event.profile, (event.data || {}).id || event.session); break;
       case "notification.received": if (state.notifications === event.profile) addNotification(event.data || {}, true); break;
       case "error":
-        if (event.data && event.data.code === "cursor_expired") notice("Some older events were trimmed from the gateway's log; the page shows what is left.");
+        if (event.data && event.data.code === "cursor_expired") {
+          notice(/past the end/.test(event.data.message || "")
+            ? "The gateway's log was reset; the page goes on from its new start."
+            : "Some older events were trimmed from the gateway's log; the page shows what is left.");
+          loadApprovals().catch(report);  // what is pending now, as the log no longer says
+        }
         break;
     }
     if (event.type === "session.status") setSessionStatus(event.profile, event.session, (event.data || {}).status);

@@ -504,6 +504,29 @@ def long_line(page, context):
     check("a 480-character word wraps inside its box: no horizontal scroll (scrollWidth %d)" % width, width <= 390)
 
 
+@scenario("log reset")
+def log_reset(page, context):
+    """The gateway comes back on a new log (its database deleted): seqs start again from 1, below
+    what the page has seen. The page must take the stream's cursor_expired as the new starting
+    point, not drop every event whose seq it had seen before."""
+    gateway = page.gateway
+    gateway.stop()
+    for suffix in ["", "-wal", "-shm"]:
+        if os.path.exists(gateway.db + suffix):
+            os.remove(gateway.db + suffix)
+    gateway.start()
+    wait_for("the login form after the restart", lambda: page.visible("login"), timeout=20)
+    page.login(TOKEN)
+    wait_for("the main view", lambda: page.visible("app"))
+    notice = wait_for("the reset notice", lambda: page.js("return document.getElementById('notice').textContent;")
+                      if "reset" in page.js("return document.getElementById('notice').textContent;") else None, timeout=10)
+    check("the page says the gateway's log was reset (%r)" % notice, True)
+    before = len(page.turn_ends())
+    page.send(PLAIN_PROMPT)
+    ended = wait_for("the turn to complete", lambda: len(page.turn_ends()) > before, timeout=30)
+    check("after the gateway's log was reset, a new turn reaches the page", ended)
+
+
 @scenario("notifications")
 def notifications(page):
     page.js("window.scrollTo(0, 0);")
@@ -580,6 +603,7 @@ def main():
             abort(page, context)
             history_on_open(page, context)
             long_line(page, context)
+            log_reset(page, context)
             notifications(page)
         logout(page)
         print("browser scenarios took %.1f s" % (time.monotonic() - started))
