@@ -82,6 +82,9 @@ final class CurlTransfer: @unchecked Sendable {
             tether_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
             tether_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
             tether_curl_setopt_long(handle, CURLOPT_TCP_NODELAY, 1)
+            // Through a proxy (HTTPS_PROXY), an https:// URL is tunnelled with CONNECT: its
+            // "200 Connection established" is the proxy's, not the server's answer.
+            tether_curl_setopt_long(handle, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
             tether_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout.milliseconds))
             tether_curl_setopt_string(handle, CURLOPT_USERAGENT, "tether/\(TetherVersion.string)")
 
@@ -213,11 +216,17 @@ final class CurlTransfer: @unchecked Sendable {
         lastByte = .now
         let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if text.hasPrefix("HTTP/") {
-            // A new response (the first, or after a redirect or 100-continue): start over.
+            // A new response (the first, or after a redirect, a 1xx or a proxy's CONNECT):
+            // start over — what was judged of an earlier one does not carry.
             let fields = text.split(separator: " ", maxSplits: 2)
             status = fields.count > 1 ? Int(fields[1]) ?? 0 : 0
             headers = [:]
             headersDone = false
+            if !opened {
+                notEventStream = nil
+                failedStatus = nil
+                body = []
+            }
         } else if text.isEmpty {
             headersDone = true
             headersComplete()
