@@ -195,6 +195,27 @@ struct WebSocketFrameDecoderTests {
         expectError(frame(.close, [0x03]), .protocolError)
     }
 
+    /// What completed before a bad frame is delivered however the bytes were split into reads:
+    /// in one read the message comes back and `failure` is set; the next feed throws it.
+    @Test func framesBeforeABadOneAreDeliveredInTheSameRead() {
+        let bytes = text("hi") + frame(.ping, [1]) + [0xC1, 1, 0x41]  // then RSV1 set: a protocol error
+        var whole = WebSocketFrameDecoder()
+        #expect((try? whole.feed(bytes)) == [.message(.text("hi")), .ping([1])])
+        #expect(whole.failure?.closeCode == .protocolError)
+        #expect(throws: ProtocolError.self) { _ = try whole.feed(text("later")) }
+        for split in 1..<bytes.count {
+            var decoder = WebSocketFrameDecoder()
+            var outputs: [Output] = []
+            var failed = false
+            for part in [Array(bytes[..<split]), Array(bytes[split...])] where !failed {
+                do { outputs += try decoder.feed(part) } catch { failed = true }
+                if decoder.failure != nil { failed = true }
+            }
+            #expect(outputs == [.message(.text("hi")), .ping([1])], "split at \(split)")
+            #expect(failed, "split at \(split)")
+        }
+    }
+
     @Test func failuresAreSticky() {
         var decoder = WebSocketFrameDecoder()
         #expect(throws: ProtocolError.self) { _ = try decoder.feed([0x83, 0]) }

@@ -7,7 +7,7 @@ runFuzzer(fuzz)
 /// server (frames must be masked) instead of a client; bits 1–3 pick the message size limit.
 ///
 /// Oracles: no crash or ASan report; whole, chunked and byte-by-byte input end the same way
-/// (the same protocol error, or the same outputs); every message decoded re-encodes, fragmented
+/// (the same outputs, then the same protocol error or none); every message decoded re-encodes, fragmented
 /// and masked as the peer would send it, into frames that decode to the same message.
 func fuzz(_ input: FuzzInput) {
     let role: WebSocketFrameDecoder.Role = input.options & 1 != 0 ? .server : .client
@@ -19,10 +19,9 @@ func fuzz(_ input: FuzzInput) {
     let bytewise = decode(input.bytewise(), role: role, limit: limit)
     fuzzRequire(whole.error == chunked.error && whole.error == bytewise.error,
                 "the outcome depends on the split: \(String(describing: whole.error)), \(String(describing: chunked.error)), \(String(describing: bytewise.error))")
-    if whole.error == nil {
-        fuzzRequire(whole.outputs == chunked.outputs, "chunked decoding differs: \(whole.outputs) vs \(chunked.outputs)")
-        fuzzRequire(whole.outputs == bytewise.outputs, "byte-by-byte decoding differs: \(whole.outputs) vs \(bytewise.outputs)")
-    }
+    // Also when it fails: what completed before the bad frame is delivered whatever the split.
+    fuzzRequire(whole.outputs == chunked.outputs, "chunked decoding differs: \(whole.outputs) vs \(chunked.outputs)")
+    fuzzRequire(whole.outputs == bytewise.outputs, "byte-by-byte decoding differs: \(whole.outputs) vs \(bytewise.outputs)")
     for output in whole.outputs {
         switch output {
         case .message(let message):
@@ -50,8 +49,10 @@ func decode(_ chunks: [ArraySlice<UInt8>], role: WebSocketFrameDecoder.Role, lim
     var decoder = WebSocketFrameDecoder(role: role, maxMessageSize: limit)
     var result = Decoded()
     for chunk in chunks {
-        do {
+        do throws(WebSocketFrameDecoder.ProtocolError) {
             result.outputs += try decoder.feed(Array(chunk))
+            // Frames before a bad one in the same chunk come back, and the failure is set.
+            if let failure = decoder.failure { throw failure }
         } catch {
             result.error = error
             // A failed decoder stays failed.

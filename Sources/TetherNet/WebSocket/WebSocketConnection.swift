@@ -522,20 +522,17 @@ public final class WebSocketConnection: Sendable {
         do {
             outputs = try decoder.feed(bytes)
         } catch {
-            logger.warning("the WebSocket server broke the protocol; closing", metadata: ["url": "\(endpoint.url)", "error": "\(error)"])
-            let failure = NetError(error.closeCode == .messageTooBig ? .tooLarge : .other, url: endpoint.url,
-                                   detail: "the server broke the WebSocket protocol: \(error.reason)")
-            let dropped: [CheckedContinuation<Void, any Error>] = state.withLock { state in
-                guard !state.closeSent else { return [] }
-                state.closeSent = true
-                let dropped = state.dropUnsent()
-                let close = WebSocketClose(code: error.closeCode, reason: error.reason)
-                state.queueControl(WebSocketFrameEncoder.frame(.close, payload: WebSocketFrameEncoder.closePayload(close), mask: .random()))
-                return dropped
-            }
-            for waiter in dropped { waiter.resume(throwing: failure) }
-            return failure
+            return brokeProtocol(error)
         }
+        act(on: outputs)
+        // Frames before a bad one in the same read were delivered first; now the connection fails.
+        if let error = decoder.failure { return brokeProtocol(error) }
+        return nil
+    }
+
+    /// Acts on one read's decoded frames: messages to the consumer, pongs for pings, the close
+    /// handshake.
+    private func act(on outputs: [WebSocketFrameDecoder.Output]) {
         var messages: [WebSocketMessage] = []
         defer { deliver(messages) }
         for output in outputs {
@@ -565,7 +562,24 @@ public final class WebSocketConnection: Sendable {
                 for waiter in dropped { waiter.resume(throwing: unsent) }
             }
         }
-        return nil
+    }
+
+    /// The server broke the protocol: close with the code the decoder chose, fail what waits to
+    /// be sent; returns the failure that ends the connection.
+    private func brokeProtocol(_ error: WebSocketFrameDecoder.ProtocolError) -> NetError {
+        logger.warning("the WebSocket server broke the protocol; closing", metadata: ["url": "\(endpoint.url)", "error": "\(error)"])
+        let failure = NetError(error.closeCode == .messageTooBig ? .tooLarge : .other, url: endpoint.url,
+                               detail: "the server broke the WebSocket protocol: \(error.reason)")
+        let dropped: [CheckedContinuation<Void, any Error>] = state.withLock { state in
+            guard !state.closeSent else { return [] }
+            state.closeSent = true
+            let dropped = state.dropUnsent()
+            let close = WebSocketClose(code: error.closeCode, reason: error.reason)
+            state.queueControl(WebSocketFrameEncoder.frame(.close, payload: WebSocketFrameEncoder.closePayload(close), mask: .random()))
+            return dropped
+        }
+        for waiter in dropped { waiter.resume(throwing: failure) }
+        return failure
     }
 
     /// Hands one read's messages to the consumer (there is room: the thread read only because

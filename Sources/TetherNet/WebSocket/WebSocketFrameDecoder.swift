@@ -42,7 +42,8 @@ public struct WebSocketFrameDecoder: Sendable {
     private var pending: Header?
     private var fragmentOpcode: WebSocketOpcode?
     private var fragments: [UInt8] = []
-    private var failure: ProtocolError?
+    /// Why the stream broke, once it did: every later `feed` throws it.
+    public private(set) var failure: ProtocolError?
     /// A close frame was decoded: nothing after it counts.
     public private(set) var isClosed = false
 
@@ -62,7 +63,10 @@ public struct WebSocketFrameDecoder: Sendable {
     /// Bytes held for an incomplete frame, plus the fragments of an unfinished message.
     public var bufferedByteCount: Int { buffer.count - head + fragments.count }
 
-    /// Decodes the next chunk; returns what completed, in stream order.
+    /// Decodes the next chunk; returns what completed, in stream order. A frame that breaks the
+    /// protocol throws — unless frames before it in the same chunk completed: those are
+    /// returned (how bytes were split into reads must not decide what is delivered), and
+    /// `failure` is set, for the caller to act on next.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(ProtocolError) -> [Output] {
         if let failure { throw failure }
         if isClosed { return [] }
@@ -77,7 +81,8 @@ public struct WebSocketFrameDecoder: Sendable {
             buffer = []
             head = 0
             fragments = []
-            throw error
+            if outputs.isEmpty { throw error }
+            return outputs
         }
         compact()
         return outputs
