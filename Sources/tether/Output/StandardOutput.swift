@@ -20,8 +20,18 @@ struct LineOutput: @unchecked Sendable {
     }
 
     func write(_ raw: UnsafeRawBufferPointer) {
-        // The reader went away (`| head`): stop quietly, as Unix tools do.
-        if FileDescriptorWriter.writeAll(descriptor, raw) == .readerGone { exit(0) }
+        // A status line ("connecting…", no newline) is taken off the terminal first: what
+        // follows would be glued onto it.
+        StatusLine.shared.clear()
+        writeAsIs(raw)
+    }
+
+    /// Writes without touching the status line (the status line's own writes).
+    func writeAsIs(_ raw: UnsafeRawBufferPointer) {
+        guard FileDescriptorWriter.writeAll(descriptor, raw) == .readerGone else { return }
+        // The reader of stdout went away (`| head`): stop quietly, as Unix tools do. A closed
+        // stderr only loses the message: the exit status still tells what happened.
+        if descriptor != 2 { exit(0) }
     }
 
     func write(_ text: String) { write(Array(text.utf8)) }
