@@ -6,6 +6,7 @@ import TetherNet
 extension NetError {
     /// The generic mapping; adapters special-case the statuses their backend gives meaning to.
     public func tetherError(service: String) -> TetherError {
+        let url = URLCredentials.redacted(self.url)  // a URL's user:password is never shown
         switch kind {
         case .connect:
             return TetherError(.unavailable, "cannot connect to \(service) at \(url): \(detail)",

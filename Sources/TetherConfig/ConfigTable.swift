@@ -1,4 +1,5 @@
 import Foundation
+import TetherCore
 
 /// One TOML table being validated: typed accessors that throw `ConfigError`s naming the file,
 /// the dotted key and an example of a correct value.
@@ -140,21 +141,13 @@ struct ConfigTable {
         try string(key, example: example).map { environment.expandingTilde(in: anchored($0)) }
     }
 
-    /// `text` with the user information of its authority (`user:password@`) replaced by `…@`.
-    static func withoutCredentials(_ text: String) -> String {
-        guard let start = text.range(of: "://")?.upperBound else { return text }
-        let authorityEnd = text[start...].firstIndex { "/?#".contains($0) } ?? text.endIndex
-        guard let at = text[start..<authorityEnd].lastIndex(of: "@") else { return text }
-        return String(text[..<start]) + "…" + String(text[at...])
-    }
-
     /// An absolute URL with one of `schemes`, a host, and no embedded credentials.
     func url(_ key: String, schemes: [String], example: String) throws -> URL? {
         guard let text = try string(key, example: example) else { return nil }
         let allowed = schemes.map { "\($0)://" }.joined(separator: " or ")
         // Quoted in errors without what may be a password (refused below, or in a URL too
         // broken to read).
-        let shown = Self.withoutCredentials(text)
+        let shown = URLCredentials.redacted(text)
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
               let host = url.host, !host.isEmpty
         else {

@@ -29,7 +29,7 @@ struct SSECommand: AsyncParsableCommand {
 
     func validate() throws {
         guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
-            throw ValidationError("the URL must start with http:// or https://, got \"\(url)\"")
+            throw ValidationError("the URL must start with http:// or https://, got \"\(URLCredentials.redacted(url))\"")
         }
         for header in headers where !header.contains(":") {
             throw ValidationError("--header takes 'Name: value', got \"\(header)\"")
@@ -72,8 +72,8 @@ struct SSECommand: AsyncParsableCommand {
                     for element in batch {
                         switch element {
                         case .connecting(let attempt):
-                            if attempt == 1 { status.show("connecting to \(url)…") }
-                            logger.info("connecting", metadata: ["url": "\(url)", "attempt": "\(attempt)"])
+                            if attempt == 1 { status.show("connecting to \(URLCredentials.redacted(url))…") }
+                            logger.info("connecting", metadata: ["url": "\(URLCredentials.redacted(url))", "attempt": "\(attempt)"])
                         case .open(let code, _):
                             status.clear()
                             logger.info("connected", metadata: ["status": "\(code)"])
