@@ -210,6 +210,31 @@ import TetherSim
         #expect(Set(parts).count == parts.count)
     }
 
+    /// In text mode a dropped stream is said on stderr (it printed nothing: the same screen
+    /// whether the backend was quiet or gone), and so is the return; stdout stays the turn.
+    @Test func textModeSaysWhenTheStreamIsLostAndBack() async throws {
+        var faulty = Generation.v1.options
+        faulty.faults.dropStreamMidTurn = true
+        try await withOpenCode(faulty) { _, global in
+            let env = environment()
+            let session = try await createSession(global, env: env)
+            let send = try TetherProcess(["send", session, Self.prompt, "--follow", "-o", "text"] + global, environment: env)
+            // Text on stdout: the pending approval is read from `tether approvals` instead.
+            var id: String?
+            for _ in 0..<300 where id == nil {
+                id = try await TetherProcess.run(["approvals"] + global, environment: env).events().first?.data["id"]?.string
+                if id == nil { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            let approval = try #require(id)
+            #expect(try await TetherProcess.run(["approve", approval] + global, environment: env).status == 0)
+            let result = try await send.finish(timeout: .seconds(60))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("tether: oc: reconnecting"), "\(result.stderr)")
+            #expect(result.stderr.contains("tether: oc: connected again"), "\(result.stderr)")
+            #expect(!result.stdout.contains("reconnecting"), "\(result.stdout)")
+        }
+    }
+
     @Test func anOldServerWithoutGlobalEventIsFollowedThroughEvent() async throws {
         let events = try await runTurn(.init(password: "secret", serveGlobalEvent: false))
         #expect(events.last { $0.type == .turnCompleted }?.data["status"] == "completed")

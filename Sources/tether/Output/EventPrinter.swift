@@ -42,6 +42,14 @@ final class EventPrinter {
                 var event = event
                 if event.profile == nil { event.profile = profile }
                 if event.backend == nil { event.backend = backend }
+                if event.type == .connectionState, let note = renderer.connectionNote(event) {
+                    // Ends a streamed line first: both usually share one terminal.
+                    text += renderer.finish()
+                    if !text.isEmpty { output.write(text) }
+                    text = ""
+                    LineOutput.standardError.write(note)
+                    continue
+                }
                 text += renderer.render(event)
             }
             if !text.isEmpty { output.write(text) }

@@ -10,6 +10,8 @@ struct TextRenderer {
     private var streamedParts: Set<String> = []
     /// Whether the cursor is in the middle of a line of streamed text.
     private var midLine = false
+    /// A connection change other than connected was said on stderr (`connectionNote`).
+    private var troubled = false
 
     init(style: Style) { self.style = style }
 
@@ -77,7 +79,7 @@ struct TextRenderer {
         case .notificationReceived:
             return line(style.bold("🔔 \(data["title"]?.string ?? "")") + " \(data["body"]?.string ?? "")")
         case .connectionState:
-            return ""  // shown on stderr by the status line
+            return ""  // on stderr: `connectionNote`
         case .terminalOutput:
             return data["data"]?.string ?? ""
         case .terminalExit:
@@ -88,6 +90,28 @@ struct TextRenderer {
     }
 
     mutating func finish() -> String { breakLine() }
+
+    /// What a connection change says on stderr (the reader of stdout gets the conversation):
+    /// a lost or failing connection, and being connected again after one; nil for the rest (the
+    /// first connect is the status line's).
+    mutating func connectionNote(_ event: Event) -> String? {
+        let state = event.data["state"]?.string ?? ""
+        let who = event.profile ?? "the backend"
+        switch state {
+        case "connecting":
+            return nil
+        case "connected":
+            guard troubled else { return nil }
+            troubled = false
+            return style.dim("tether: \(who): connected again") + "\n"
+        default:
+            troubled = true
+            var text = "tether: \(who): \(state)"
+            if let reason = event.data["reason"]?.string, !reason.isEmpty { text += ": " + reason }
+            if let attempt = event.data["attempt"]?.int { text += " (attempt \(attempt))" }
+            return style.dim(text) + "\n"
+        }
+    }
 
     private mutating func breakLine() -> String {
         guard midLine else { return "" }
