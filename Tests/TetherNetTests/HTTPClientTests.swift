@@ -252,15 +252,19 @@ import TetherSim
     }
 
     @Test func eventSourceStopsOnAuthenticationFailure() async throws {
-        try await withServer { _, base in
+        try await withServer { server, base in
             let source = EventSource(client: client, configuration: .init(makeRequest: { _ in HTTPRequest(.get, base + "/status/401") }))
+            var iterator = source.makeAsyncIterator()
             do {
-                for try await _ in source {}
+                while try await iterator.next() != nil {}
                 Issue.record("should have thrown")
             } catch let error as NetError {
                 #expect(error.status == 401)
                 #expect(error.tetherError(service: "x").exitCode == 77)
             }
+            // Done after it threw: asked again, it ends instead of sending the refused credentials again.
+            #expect(try await iterator.next() == nil)
+            #expect(server.requests.filter { $0.path == "/status/401" }.count == 1)
         }
     }
 }

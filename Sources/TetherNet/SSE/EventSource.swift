@@ -185,12 +185,14 @@ public struct EventSource: AsyncSequence, Sendable {
                 failure = net
             }
             guard configuration.reconnect else {
-                finished = true
+                end()
                 if let failure { throw failure }
                 return
             }
             if let failure, !failure.isRetryable {
                 // 401/403, 404, 204, TLS, wrong content type, bad redirect: retrying will not help.
+                // The iterator is done: a later `next()` returns nil instead of connecting again.
+                end()
                 throw failure
             }
             let reason: ReconnectPolicy.Failure = switch failure?.kind {
@@ -208,9 +210,17 @@ public struct EventSource: AsyncSequence, Sendable {
                 // The element is delivered first, then we sleep on the next pull.
                 pendingSleep = wait
             case .stop:
-                throw failure ?? NetError(.status(204), url: "", detail: "the server asked us not to reconnect")
+                end()
+                throw failure ?? NetError(.interrupted, url: "", detail: "the stream ended and the reconnect attempts are used up")
             }
         }
+        /// Nothing more comes: not the `.connecting` of the attempt that failed, not a reconnect.
+        private mutating func end() {
+            finished = true
+            pending.removeAll()
+            pendingIndex = 0
+        }
+
         private var pendingSleep: Duration?
         /// Whether the current connection has delivered an event yet.
         private var progressed = false
