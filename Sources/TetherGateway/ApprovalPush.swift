@@ -78,12 +78,22 @@ struct ApprovalPush: Sendable {
                 try? log.markPushDelivered(profile: profile, approval: id)
                 return
             } catch {
-                logger.warning("approval push failed; retrying", metadata: ["approval": "\(id)", "error": "\(error)", "retry_in": "\(delay)"])
+                logger.warning("approval push failed; retrying", metadata: ["approval": "\(id)", "error": "\(Self.reason(error))", "retry_in": "\(delay)"])
             }
             do { try await Task.sleep(for: delay) } catch { return }
             delay = min(delay * 2, .seconds(60))
         }
         logger.error("gave up pushing an approval", metadata: ["approval": "\(id)"])
+    }
+
+    /// Why a push failed, fit for the log: a URLSession error's description carries the notify
+    /// URL, and its path (an ntfy topic) or query is a secret.
+    static func reason(_ error: any Error) -> String {
+        switch error {
+        case let refused as PushRefused: refused.description
+        case let failed as CommandFailed: failed.description
+        default: (error as NSError).localizedDescription
+        }
     }
 
     struct PushRefused: Error, CustomStringConvertible {

@@ -177,7 +177,8 @@ import Glibc
     /// then refuses once (503), then takes it; not pushed again after a restart.
     @Test func anApprovalIsPushedOnceEvenAcrossARestart() async throws {
         let port = try TestSockets.freePort()
-        let table = "[serve]\nnotify = { url = \"http://127.0.0.1:\(port)/topic\" }\npublic_url = \"https://gw.example/\""
+        // An ntfy topic is a secret (whoever knows it reads the pushes): never in the logs.
+        let table = "[serve]\nnotify = { url = \"http://127.0.0.1:\(port)/topic-s3cret\" }\npublic_url = \"https://gw.example/\""
         try await withGateway(serveTable: table) { gateway in
             try await gateway.start()
             let session = try await gateway.createSession()
@@ -189,6 +190,7 @@ import Glibc
             let deadline = ContinuousClock.now + .seconds(15)
             while receiver.posts.count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
             #expect(gateway.process?.stderrText.contains("approval push failed; retrying") == true)
+            #expect(gateway.process?.stderrText.contains("s3cret") == false, "\(gateway.process?.stderrText ?? "")")
             let posts = receiver.posts
             #expect(posts.count == 2)  // refused once (503), then accepted
             let post = try #require(posts.last)
