@@ -9,17 +9,22 @@ extension GatewayAPI {
             throw ProblemDetails(.notFound, "no served profile \(name)", detail: "GET /v1/profiles lists the profiles this gateway serves")
         }
         var lines: [String] = []
+        var unavailable: [String] = []
         for profile in profiles where (wanted.isEmpty || wanted.contains(profile.name)) && profile.backend.capabilities.contains(.approvals) {
             do {
                 let approvals = try await profile.backend.pendingApprovals(session: nil)
                 lines += approvals.map { Self.line(profile.stamp(.approvalRequested($0))) }
             } catch {
-                // One unreachable backend does not hide the others' approvals.
+                // One unreachable backend does not hide the others' approvals; the header says
+                // whose are missing, so a client keeps what it knows of those.
                 logger.warning("cannot list pending approvals", metadata: ["profile": "\(profile.name)", "error": "\(error)"])
                 if wanted.count == 1 { throw try problem(error, doing: "listing the pending approvals of \(profile.name)") }
+                unavailable.append(profile.name)
             }
         }
-        return JSONResponse.array(lines)
+        var response = JSONResponse.array(lines)
+        if !unavailable.isEmpty { response.headers[HTTPFields.unavailableProfiles] = unavailable.joined(separator: ",") }
+        return response
     }
 
     func problem(_ error: any Error, doing what: String) throws -> ProblemDetails {

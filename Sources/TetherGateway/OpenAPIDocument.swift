@@ -380,7 +380,15 @@ enum OpenAPIDocument {
         "operationId": "pendingApprovals",
         "responses": {
           "200": {
-            "description": "The pending approvals.",
+            "description": "The pending approvals. A profile whose backend could not be asked is left out and named in the Tether-Unavailable-Profiles header (a client keeps what it knew of that profile's approvals).",
+            "headers": {
+              "Tether-Unavailable-Profiles": {
+                "description": "Comma-separated names of the profiles whose pending approvals could not be read; absent when every backend answered.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {

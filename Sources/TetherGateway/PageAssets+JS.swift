@@ -41,6 +41,11 @@ extension PageAssets {
   class Unauthorized extends Error {}
 
   async function api(path, options) {
+    return (await request(path, options)).body;
+  }
+
+  // The parsed body and the response (for its headers).
+  async function request(path, options) {
     const init = Object.assign({ credentials: "same-origin", headers: {} }, options || {});
     if (init.body !== undefined) {
       init.headers["Content-Type"] = "application/json";
@@ -58,7 +63,7 @@ extension PageAssets {
       error.body = body;
       throw error;
     }
-    return body;
+    return { body, response };
   }
 
   function notice(message) { $("notice").textContent = message || ""; }
@@ -504,10 +509,12 @@ extension PageAssets {
   // ---- Approvals ----------------------------------------------------------------------------
 
   async function loadApprovals() {
-    const events = await api("v1/approvals");
+    const { body: events, response } = await request("v1/approvals");
+    // A profile whose backend could not be asked is not in the list: its cards stay.
+    const unavailable = new Set((response.headers.get("Tether-Unavailable-Profiles") || "").split(",").filter(Boolean));
     const ids = new Set();
     for (const event of events) { ids.add((event.data || {}).id); addApproval(event); }
-    for (const id of [...state.approvals.keys()]) if (!ids.has(id)) removeApproval(id);
+    for (const [id, event] of [...state.approvals]) if (!ids.has(id) && !unavailable.has(event.profile)) removeApproval(id);
   }
 
   function addApproval(event) {

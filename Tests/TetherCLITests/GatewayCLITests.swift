@@ -505,6 +505,26 @@ import Glibc
         }
     }
 
+    /// One backend down: the others' approvals are listed, and the header names the one that
+    /// could not be asked, so the page keeps its cards instead of dropping them.
+    @Test func approvalsSayWhichProfileCouldNotBeAsked() async throws {
+        let refusing = try TestSockets.refusingPort()
+        defer { close(refusing.holder) }
+        let other = "[profiles.down]\nbackend = \"opencode\"\nurl = \"http://127.0.0.1:\(refusing.port)\""
+        try await withGateway(serveTable: other) { gateway in
+            try await gateway.start()
+            let session = try await gateway.createSession()
+            try await gateway.startTurn(session, Self.approvalPrompt)
+            try await gateway.waitForLogged(Self.isType("approval.requested"))
+            let listed = try await gateway.get("/v1/approvals")
+            #expect(listed.status == 200)
+            #expect(listed.json?.array?.compactMap { $0["profile"]?.string } == ["oc"], "\(listed.body)")
+            #expect(listed.headers["tether-unavailable-profiles"] == "down", "\(listed.headers)")
+            let one = try await gateway.get("/v1/approvals?profile=oc")
+            #expect(one.status == 200 && one.headers["tether-unavailable-profiles"] == nil)
+        }
+    }
+
     /// `-p` before `serve`, as every other command takes it, selects the served profile; it was
     /// ignored and every profile of the config was served.
     @Test func aProfileNamedBeforeServeIsTheOneServed() async throws {
