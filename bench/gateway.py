@@ -22,7 +22,7 @@ def replay(host, port, since, last, deadline=300):
     """Reads SSE from `since` until the event with id `last`; returns (events, seconds)."""
     sock = socket.create_connection((host, port))
     started = time.perf_counter()
-    sock.sendall(f"GET /v1/events?since={since} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+    sock.sendall(f"GET /v1/events?since={since} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
     target = f"\nid: {last}\n".encode()
     tail, count = b"", 0
     while time.perf_counter() - started < deadline:
@@ -87,7 +87,7 @@ def main():
     sockets = []
     for _ in range(options.clients):
         sock = socket.create_connection((host, port))
-        sock.sendall(f"GET /v1/events?since={max(0, last - 1000)} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+        sock.sendall(f"GET /v1/events?since={max(0, last - 1000)} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
         sockets.append(sock)
     target = f"\nid: {last}\n".encode()
     for sock in sockets:
