@@ -342,10 +342,8 @@ import Glibc
         }
     }
 
-    /// The Codex Worker has no all-sessions stream: a turn started through the gateway is followed
-    /// by its job from the first event, and its deltas are logged once although the session's
-    /// own follower sees the same job.
-    @Test func aCodexWorkerTurnStartedThroughTheGatewayIsLoggedWhole() async throws {
+    /// A running `tether serve -p w` over a Codex Worker simulator (profile `w`).
+    func withGatewayOverAWorker(_ body: (GatewayFixture) async throws -> Void) async throws {
         let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
         let workerURL = try await worker.start()
         defer { Task { await worker.stop() } }
@@ -358,6 +356,15 @@ import Glibc
         try await withGateway(serveTable: table, environment: ["WORKER_TEST_TOKEN": "t0ken"]) { gateway in
             gateway.profile = "w"
             try await gateway.start(["-p", "w"])
+            try await body(gateway)
+        }
+    }
+
+    /// The Codex Worker has no all-sessions stream: a turn started through the gateway is followed
+    /// by its job from the first event, and its deltas are logged once although the session's
+    /// own follower sees the same job.
+    @Test func aCodexWorkerTurnStartedThroughTheGatewayIsLoggedWhole() async throws {
+        try await withGatewayOverAWorker { gateway in
             let profiles = try await gateway.get("/v1/profiles").json?.array?.compactMap { $0["name"]?.string }
             #expect(profiles == ["w"])
             let thread = try await gateway.createSession()
@@ -482,17 +489,7 @@ import Glibc
     /// following that id: the follow started before the send, polled the missing thread for
     /// good, and marked the whole profile reconnecting at each failure.
     @Test func aTurnForAMissingSessionStartsNoFollow() async throws {
-        let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
-        let workerURL = try await worker.start()
-        defer { Task { await worker.stop() } }
-        let table = """
-            [profiles.w]
-            backend = "codex-worker"
-            url = "\(workerURL.absoluteString)"
-            token = { env = "WORKER_TEST_TOKEN" }
-            """
-        try await withGateway(serveTable: table, environment: ["WORKER_TEST_TOKEN": "t0ken"]) { gateway in
-            try await gateway.start(["-p", "w"])
+        try await withGatewayOverAWorker { gateway in
             let missing = "019a0000-0000-7000-8000-00000000dead"
             let refused = try await gateway.post("/v1/profiles/w/sessions/\(missing)/turns", json: "{\"text\":\"hello\"}")
             #expect(refused.status == 404, "\(refused.status) \(refused.body)")
