@@ -36,6 +36,22 @@ import Testing
         #expect(!shown.contains("…tether:") && !shown.contains("\u{1B}[0mtether:"), "\(shown.debugDescription)")
     }
 
+    /// With -vv, log lines (swift-log on stderr: the HTTP request) erase the status line too.
+    @Test func aLogLineIsNotGluedOntoTheStatusLine() throws {
+        let refusing = try TestSockets.refusingPort()
+        defer { close(refusing.holder) }
+        let config = try TemporaryConfig("""
+            [profiles.oc]
+            backend = "opencode"
+            url = "http://127.0.0.1:\(refusing.port)"
+            """)
+        let shown = try onTerminal(["--config", config.path, "-vv", "sessions", "list", "-o", "text"])
+        let status = try #require(shown.range(of: "connecting to oc (opencode at http://127.0.0.1:\(refusing.port))…\u{1B}[0m"),
+                                  "\(shown.debugDescription)")
+        #expect(shown[status.upperBound...].hasPrefix("\r\u{1B}[2K"), "\(shown.debugDescription)")
+        #expect(shown.contains("HTTP request"), "\(shown.debugDescription)")
+    }
+
     /// `tether sse` with credentials in its URL: neither the status line nor the error shows them.
     @Test func sseNeverShowsTheURLsPassword() throws {
         let refusing = try TestSockets.refusingPort()
