@@ -7,12 +7,15 @@ final class EventPrinter {
     private var codec: EventCodec
     private let output: LineOutput
     private var renderer: TextRenderer
+    /// For the notes text mode writes on stderr (stderr's own terminal, not stdout's).
+    private let noteStyle: Style
     private let profile: String?
     private let backend: BackendKind?
     private var printedAny = false
 
     init(format: OutputFormat, includeRaw: Bool, profile: String?, backend: BackendKind?,
-         output: LineOutput = .standardOutput, style: Style) {
+         output: LineOutput = .standardOutput, style: Style, noteStyle: Style = Style(enabled: false)) {
+        self.noteStyle = noteStyle
         self.format = format
         codec = EventCodec(includeRaw: includeRaw)
         self.output = output
@@ -43,11 +46,12 @@ final class EventPrinter {
                 if event.profile == nil { event.profile = profile }
                 if event.backend == nil { event.backend = backend }
                 if event.type == .connectionState, let note = renderer.connectionNote(event) {
-                    // Ends a streamed line first: both usually share one terminal.
-                    text += renderer.finish()
+                    // On one terminal with stdout, a streamed line is ended first; stdout going
+                    // elsewhere (a file) is not touched.
+                    if output.isTerminal && LineOutput.standardError.isTerminal { text += renderer.finish() }
                     if !text.isEmpty { output.write(text) }
                     text = ""
-                    LineOutput.standardError.write(note)
+                    LineOutput.standardError.write(noteStyle.dim(String(note.dropLast())) + "\n")
                     continue
                 }
                 text += renderer.render(event)

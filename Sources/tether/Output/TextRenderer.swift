@@ -91,7 +91,7 @@ struct TextRenderer {
 
     mutating func finish() -> String { breakLine() }
 
-    /// What a connection change says on stderr (the reader of stdout gets the conversation):
+    /// What a connection change says on stderr, unstyled (the reader of stdout gets the conversation):
     /// a lost or failing connection, and being connected again after one; nil for the rest (the
     /// first connect is the status line's).
     mutating func connectionNote(_ event: Event) -> String? {
@@ -103,13 +103,13 @@ struct TextRenderer {
         case "connected":
             guard troubled else { return nil }
             troubled = false
-            return style.dim("tether: \(who): connected again") + "\n"
+            return "tether: \(who): connected again\n"
         default:
             troubled = true
             var text = "tether: \(who): \(state)"
             if let reason = event.data["reason"]?.string, !reason.isEmpty { text += ": " + reason }
             if let attempt = event.data["attempt"]?.int { text += " (attempt \(attempt))" }
-            return style.dim(text) + "\n"
+            return text + "\n"
         }
     }
 

@@ -34,7 +34,8 @@ struct CommandContext {
 
     func makePrinter(profile: String?, backend: BackendKind?) -> EventPrinter {
         EventPrinter(format: format, includeRaw: options.raw, profile: profile, backend: backend,
-                     style: Style.forStream(.standardOutput, environment: environment.variables))
+                     style: Style.forStream(.standardOutput, environment: environment.variables),
+                     noteStyle: Style.forStream(.standardError, environment: environment.variables))
     }
 
     /// The profile's backend, ready to use: its tunnel open if it has one, its secrets resolved
