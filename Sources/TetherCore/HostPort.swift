@@ -25,9 +25,11 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A request's authority (an HTTP `Host` header): `host:port`, `[ipv6]:port`, or either
-    /// without its port, which is then `defaultPort`. Nil if malformed, or if there is no port
+    /// without its port (or with an empty one), which is then `defaultPort`. Nil if malformed, or if there is no port
     /// and no default.
     public init?(authority text: String, defaultPort: Int?) {
+        // An empty port (`host:`) is no port (RFC 3986 §3.2.3).
+        let text = text.hasSuffix(":") && !text.hasSuffix("::") ? String(text.dropLast()) : text
         if let parsed = HostPort(parsing: text) {
             self = parsed
         } else if let defaultPort, let parsed = HostPort(parsing: "\(text):\(defaultPort)") {

@@ -20,7 +20,8 @@ struct OpenGatewayGuard: Sendable {
 
     /// Why the request is refused, nil when it may go on.
     func problem(host: String?, origin: String?) -> ProblemDetails? {
-        if let host {
+        // An empty Host is allowed for a request with no authority (RFC 9112 §3.2): no name to check.
+        if let host, !host.isEmpty {
             // The port does not matter for the name; a Host that does not parse is not checked
             // by name, so it is refused.
             guard let name = HostPort(authority: host.lowercased(), defaultPort: 80)?.host else {

@@ -133,7 +133,9 @@ struct ConfigModelTests {
         #expect(HostPort(authority: "[::1]:7420", defaultPort: 80) == HostPort(host: "::1", port: 7420))
         #expect(HostPort(authority: "box.lan:8080", defaultPort: nil) == HostPort(host: "box.lan", port: 8080))
         #expect(HostPort(authority: "box.lan", defaultPort: nil) == nil)
-        for text in ["", "host:", "host:x", "::1", "[::1", "host:0", "a b", "[::1]:", "host:80:80"] {
+        #expect(HostPort(authority: "localhost:", defaultPort: 80) == HostPort(host: "localhost", port: 80))
+        #expect(HostPort(authority: "[::1]:", defaultPort: 80) == HostPort(host: "::1", port: 80))
+        for text in ["", ":", "host:x", "::1", "[::1", "host:0", "a b", "host:80:80", "host::"] {
             #expect(HostPort(authority: text, defaultPort: 80) == nil, "\(text)")
         }
     }
