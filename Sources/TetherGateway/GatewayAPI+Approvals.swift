@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import TetherCore
 
@@ -23,7 +24,12 @@ extension GatewayAPI {
             }
         }
         var response = JSONResponse.array(lines)
-        if !unavailable.isEmpty { response.headers[HTTPFields.unavailableProfiles] = unavailable.joined(separator: ",") }
+        if !unavailable.isEmpty {
+            // Each name percent-encoded (UTF-8): a profile name may hold a comma or any character.
+            let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+            response.headers[HTTPFields.unavailableProfiles] = unavailable
+                .map { $0.addingPercentEncoding(withAllowedCharacters: unreserved) ?? $0 }.joined(separator: ",")
+        }
         return response
     }
 

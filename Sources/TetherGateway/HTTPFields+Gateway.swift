@@ -4,7 +4,8 @@ import HTTPTypes
 extension HTTPFields {
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
     static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
-    /// On `GET /v1/approvals`: the profiles whose backend could not be asked (comma-separated).
+    /// On `GET /v1/approvals`: the profiles whose backend could not be asked (comma-separated,
+    /// each percent-encoded).
     static let unavailableProfiles = HTTPField.Name("Tether-Unavailable-Profiles")!
     static let accelBuffering = HTTPField.Name("X-Accel-Buffering")!
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!

@@ -383,7 +383,7 @@ enum OpenAPIDocument {
             "description": "The pending approvals. A profile whose backend could not be asked is left out and named in the Tether-Unavailable-Profiles header (a client keeps what it knew of that profile's approvals).",
             "headers": {
               "Tether-Unavailable-Profiles": {
-                "description": "Comma-separated names of the profiles whose pending approvals could not be read; absent when every backend answered.",
+                "description": "Comma-separated names of the profiles whose pending approvals could not be read, each percent-encoded (UTF-8; a name may hold a comma); absent when every backend answered.",
                 "schema": {
                   "type": "string"
                 }

@@ -511,7 +511,7 @@ extension PageAssets {
   async function loadApprovals() {
     const { body: events, response } = await request("v1/approvals");
     // A profile whose backend could not be asked is not in the list: its cards stay.
-    const unavailable = new Set((response.headers.get("Tether-Unavailable-Profiles") || "").split(",").filter(Boolean));
+    const unavailable = new Set((response.headers.get("Tether-Unavailable-Profiles") || "").split(",").filter(Boolean).map(decodeURIComponent));
     const ids = new Set();
     for (const event of events) { ids.add((event.data || {}).id); addApproval(event); }
     for (const [id, event] of [...state.approvals]) if (!ids.has(id) && !unavailable.has(event.profile)) removeApproval(id);

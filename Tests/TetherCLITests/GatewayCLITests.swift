@@ -507,7 +507,8 @@ import Glibc
     @Test func approvalsSayWhichProfileCouldNotBeAsked() async throws {
         let refusing = try TestSockets.refusingPort()
         defer { close(refusing.holder) }
-        let other = "[profiles.down]\nbackend = \"opencode\"\nurl = \"http://127.0.0.1:\(refusing.port)\""
+        // A quoted TOML key: a name with a comma and a non-ASCII letter survives the header.
+        let other = "[profiles.\"down, café\"]\nbackend = \"opencode\"\nurl = \"http://127.0.0.1:\(refusing.port)\""
         try await withGateway(serveTable: other) { gateway in
             try await gateway.start()
             let session = try await gateway.createSession()
@@ -516,7 +517,7 @@ import Glibc
             let listed = try await gateway.get("/v1/approvals")
             #expect(listed.status == 200)
             #expect(listed.json?.array?.compactMap { $0["profile"]?.string } == ["oc"], "\(listed.body)")
-            #expect(listed.headers["tether-unavailable-profiles"] == "down", "\(listed.headers)")
+            #expect(listed.headers["tether-unavailable-profiles"] == "down%2C%20caf%C3%A9", "\(listed.headers)")
             let one = try await gateway.get("/v1/approvals?profile=oc")
             #expect(one.status == 200 && one.headers["tether-unavailable-profiles"] == nil)
         }

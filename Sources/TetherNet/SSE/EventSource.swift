@@ -211,7 +211,7 @@ public struct EventSource: AsyncSequence, Sendable {
                 pendingSleep = wait
             case .stop:
                 end()
-                throw failure ?? NetError(.interrupted, url: "", detail: "the stream ended and the reconnect attempts are used up")
+                throw failure ?? NetError(.status(204), url: "", detail: "the server asked us not to reconnect")
             }
         }
         /// Nothing more comes: not the `.connecting` of the attempt that failed, not a reconnect.
