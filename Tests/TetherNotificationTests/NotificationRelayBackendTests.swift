@@ -280,7 +280,9 @@ struct NotificationRelayBackendTests {
         let harness = Harness()
         harness.relay.answersGetPeers = false
         harness.relay.addDesktop("pc-1", online: false, behaviour: FakeDesktops.desktop)
-        let backend = harness.backend(desktop: "pc-1", timeout: .milliseconds(200))
+        // The unanswered getPeers costs one timeout; the relay's peer-offline must then arrive
+        // within the next (200 ms failed one run in a loaded full-suite run).
+        let backend = harness.backend(desktop: "pc-1", timeout: .seconds(1))
         let result = try await backend.markAllRead()
         #expect(result["status"] == "queued" && result["queued_by"] == "relay")
         #expect(backend.pendingQueue().isEmpty)  // the relay has it; queueing it here too would run it twice
