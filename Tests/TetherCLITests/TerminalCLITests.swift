@@ -20,9 +20,9 @@ import Testing
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// A failure after the status line was drawn: the line is erased first, so the error starts
-    /// a line of its own; it was glued onto "connecting to …)…".
-    @Test func anErrorIsNotGluedOntoTheStatusLine() throws {
+    /// `tether sessions list -o text` on a terminal, for a profile `oc` whose server refuses
+    /// connections; what it showed, and the port.
+    func sessionsListOfAnUnreachableProfile(_ flags: [String]) throws -> (shown: String, port: Int) {
         let refusing = try TestSockets.refusingPort()
         defer { close(refusing.holder) }
         let config = try TemporaryConfig("""
@@ -30,7 +30,13 @@ import Testing
             backend = "opencode"
             url = "http://127.0.0.1:\(refusing.port)"
             """)
-        let shown = try onTerminal(["--config", config.path, "sessions", "list", "-o", "text"])
+        return (try onTerminal(["--config", config.path] + flags + ["sessions", "list", "-o", "text"]), refusing.port)
+    }
+
+    /// A failure after the status line was drawn: the line is erased first, so the error starts
+    /// a line of its own; it was glued onto "connecting to …)…".
+    @Test func anErrorIsNotGluedOntoTheStatusLine() throws {
+        let (shown, _) = try sessionsListOfAnUnreachableProfile([])
         #expect(shown.contains("connecting to oc"), "\(shown.debugDescription)")
         #expect(shown.contains("\r\u{1B}[2Ktether: "), "\(shown.debugDescription)")
         #expect(!shown.contains("…tether:") && !shown.contains("\u{1B}[0mtether:"), "\(shown.debugDescription)")
@@ -38,15 +44,8 @@ import Testing
 
     /// With -vv, log lines (swift-log on stderr: the HTTP request) erase the status line too.
     @Test func aLogLineIsNotGluedOntoTheStatusLine() throws {
-        let refusing = try TestSockets.refusingPort()
-        defer { close(refusing.holder) }
-        let config = try TemporaryConfig("""
-            [profiles.oc]
-            backend = "opencode"
-            url = "http://127.0.0.1:\(refusing.port)"
-            """)
-        let shown = try onTerminal(["--config", config.path, "-vv", "sessions", "list", "-o", "text"])
-        let status = try #require(shown.range(of: "connecting to oc (opencode at http://127.0.0.1:\(refusing.port))…\u{1B}[0m"),
+        let (shown, port) = try sessionsListOfAnUnreachableProfile(["-vv"])
+        let status = try #require(shown.range(of: "connecting to oc (opencode at http://127.0.0.1:\(port))…\u{1B}[0m"),
                                   "\(shown.debugDescription)")
         #expect(shown[status.upperBound...].hasPrefix("\r\u{1B}[2K"), "\(shown.debugDescription)")
         #expect(shown.contains("HTTP request"), "\(shown.debugDescription)")
