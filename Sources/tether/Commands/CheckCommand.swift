@@ -13,7 +13,6 @@ struct CheckCommand: AsyncParsableCommand {
             let (profile, backend) = try await context.makeBackend()
             defer { OpenTunnels.closeAll() }
             let report = try await backend.check()
-            StatusLine.shared.clear()
             var object = JSONObject.compact([
                 "profile": .string(profile.name), "backend": .string(backend.kind.rawValue),
                 "endpoint": .string(report.endpoint), "reachable": .bool(report.reachable),
