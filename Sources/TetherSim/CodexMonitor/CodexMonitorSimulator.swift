@@ -52,6 +52,13 @@ public final class CodexMonitorSimulator: Sendable {
     /// The daemon restarts with a new `--token`: connections made from now on need the new one.
     public func rotateToken(to newToken: String) { token.withLock { $0 = newToken } }
 
+    /// Codex's app-server dies (the daemon keeps running): running turns stop without a word,
+    /// workspaces must be connected again (which spawns a new app-server, `codex/connected`),
+    /// and the new process numbers its requests from 0 again.
+    public func restartAppServer() {
+        for task in world.restartAppServer() { task.cancel() }
+    }
+
     public var receivedRequests: [ReceivedRequest] {
         received.current
     }

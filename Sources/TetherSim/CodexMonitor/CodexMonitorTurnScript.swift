@@ -29,6 +29,8 @@ extension CodexMonitorSimulator {
         }
 
         private let progress = Locked(Progress())
+        /// The app-server process this turn runs in: once it is replaced, the turn says nothing more.
+        private let generation: Int
 
         init(simulator: CodexMonitorSimulator, workspace: Workspace, threadID: String, turnID: String,
              prompt: String, scenario: CodexMonitorScenario, approvalPolicy: String,
@@ -41,7 +43,11 @@ extension CodexMonitorSimulator {
             self.scenario = scenario
             self.approvalPolicy = approvalPolicy
             self.responseQueued = responseQueued
+            generation = simulator.world.appServerGeneration
         }
+
+        /// Whether the app-server this turn runs in is still the current one.
+        private var processAlive: Bool { world.appServerGeneration == generation }
 
         var world: World { simulator.world }
         var isCurrent: Bool { simulator.options.codex == .current }
@@ -92,6 +98,7 @@ extension CodexMonitorSimulator {
 
         /// Relays at once, even from a cancelled turn (its closing events).
         func emitNow(_ message: JSON, tag: Broadcast.EventTag = .plain) {
+            guard processAlive else { return }
             simulator.emit(message, workspaceID: workspace.id, tag: tag)
         }
 
@@ -210,7 +217,7 @@ extension CodexMonitorSimulator {
                 defer { progress.ended = true }
                 return progress.ended
             }
-            guard !alreadyEnded,
+            guard !alreadyEnded, processAlive,
                   let record = world.finishTurn(threadID: threadID, turnID: turnID, status: status, error: error)
             else { return }
             // Current codex repeats the turn's items here; older builds left `items` empty (§4.1, §8).
@@ -222,6 +229,7 @@ extension CodexMonitorSimulator {
 
         /// The turn was interrupted: a still-open approval is cleared, then `turn/completed` `interrupted`.
         private func interrupted() {
+            guard processAlive else { return }  // died with its app-server: no goodbye
             if let open = progress.withLock({ progress -> JSON? in
                 defer { progress.openApproval = nil }
                 return progress.openApproval

@@ -81,6 +81,8 @@ extension CodexMonitorSimulator {
             var clock = 1_767_000_200
             var nextInnerID = 1
             var nextServerRequestID = 0
+            /// Bumped when app-server restarts: turns of an older process fall silent.
+            var appServerGeneration = 0
             var nextThread = 1
             var nextTurn = 1
             var nextItem = 1
@@ -336,6 +338,36 @@ extension CodexMonitorSimulator {
 
         func allowPrefix(threadID: String, prefix: [String]) {
             state.withLock { $0.threads[threadID]?.allowedPrefixes.append(prefix) }
+        }
+
+        // MARK: - App-server restarts
+
+        var appServerGeneration: Int { state.withLock { $0.appServerGeneration } }
+
+        /// Codex's app-server dies and the daemon will spawn a new one on the next
+        /// `connect_workspace`: every workspace is disconnected, every thread unloaded, running
+        /// turns and their requests are gone without a word (the history then shows those turns
+        /// `interrupted`, as codex-cli 0.163.0's `thread/resume` does), and request ids start
+        /// from 0 again. Returns the scripts to cancel.
+        func restartAppServer() -> [Task<Void, Never>] {
+            let (tasks, waiters) = state.withLock { state -> ([Task<Void, Never>], [CheckedContinuation<JSON?, Never>]) in
+                state.appServerGeneration += 1
+                state.appServerRunning = false
+                for index in state.workspaces.indices { state.workspaces[index].connected = false }
+                for id in state.threads.keys { state.threads[id]?.loaded = false }
+                for (threadID, active) in state.active {
+                    guard let index = state.threads[threadID]?.turns.firstIndex(where: { $0.id == active.turnID }) else { continue }
+                    state.threads[threadID]!.turns[index].status = "interrupted"
+                }
+                let tasks = state.active.values.compactMap(\.task)
+                let waiters = state.pending.compactMap(\.waiter)
+                state.active = [:]
+                state.pending = []
+                state.nextServerRequestID = 0
+                return (tasks, waiters)
+            }
+            for waiter in waiters { waiter.resume(returning: nil) }
+            return tasks
         }
 
         // MARK: - Server→client requests
