@@ -337,12 +337,13 @@ public struct CodexMonitorBackend: Backend {
 
     public func approve(id: String, answer: ApprovalAnswer) async throws -> Event {
         guard let approval = CodexMonitorApprovalID(parsing: id) else {
-            throw TetherError(.usage, "\"\(id)\" is not a CodexMonitor approval id (WORKSPACE~THREAD~REQUEST~KIND, as approval.requested prints it)")
+            throw TetherError(.usage, "\"\(id)\" is not a CodexMonitor approval id (WORKSPACE~THREAD~REQUEST~KIND~ITEM, as approval.requested prints it)")
         }
         let result = try CodexMonitorDecision.result(for: answer, kind: approval.kind)
         answers.record(answer.decision, for: id)
         return try await withClient { client in
             do {
+                try await requireRunningTurn(for: approval, id: id, client: client)
                 // requestId keeps the JSON type it arrived with; the daemon relays it verbatim.
                 _ = try await client.call("respond_to_server_request",
                                           ["workspaceId": .string(approval.workspace), "requestId": approval.request, "result": result],
@@ -352,6 +353,30 @@ public struct CodexMonitorBackend: Backend {
                                   hint: "`tether approvals` lists what is pending")
             }
             return .approvalResolved(id: id, session: approval.session, turn: nil, decision: answer.decision.rawValue)
+        }
+    }
+
+    /// Refuses to answer a request that cannot be waiting any more. The daemon relays an answer to
+    /// whatever request now has that id, and app-server numbers its requests from 0 again when it
+    /// restarts: an approval left over from before would answer a new request nobody has seen.
+    /// `resume_thread` (the workspace is not connected for it: answering never starts Codex)
+    /// says whether the thread is running a turn and which; see `CodexMonitorThread.whyNotWaiting`.
+    /// A daemon without `resume_thread` is answered as before.
+    private func requireRunningTurn(for approval: CodexMonitorApprovalID, id: String, client: CodexMonitorClient) async throws {
+        let thread: JSONValue
+        do {
+            thread = try await client.codex("resume_thread", ["workspaceId": .string(approval.workspace), "threadId": .string(approval.thread)],
+                                            doing: "reading thread \(approval.thread)")["thread"] ?? .null
+        } catch let error as CodexMonitorResult.AppServerError {
+            throw TetherError(.notFound, "approval \(id) is no longer pending: Codex cannot read thread \(approval.thread) (\(error.message))",
+                              hint: "`tether approvals` lists what is pending")
+        } catch let error as TetherError where error.code == .unsupported {
+            logger.debug("the daemon has no resume_thread; answering without checking the turn", metadata: ["approval": "\(id)"])
+            return
+        }
+        if let reason = CodexMonitorThread.whyNotWaiting(thread, turn: approval.turn) {
+            throw TetherError(.notFound, "approval \(id) is no longer pending: \(reason)",
+                              hint: "Codex may have restarted since it asked; `tether approvals` lists what is pending")
         }
     }
 }

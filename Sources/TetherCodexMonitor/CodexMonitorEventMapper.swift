@@ -9,7 +9,8 @@ import TetherCore
 /// Ids: a session is `WORKSPACE~THREAD`; turns and parts keep Codex's ids. Every part completes
 /// once (`item/completed` is authoritative; a turn that ends with parts still open completes them
 /// from what was seen). Approvals are Codex's server→client requests, deduplicated by workspace +
-/// request id + item (current Codex re-announces pending ones on `thread/resume`).
+/// request id + item (current Codex re-announces pending ones on `thread/resume`); those of an
+/// app-server that was replaced (`codex/connected`) are resolved as `unknown`.
 struct CodexMonitorEventMapper {
     struct PendingApproval: Sendable {
         var approval: Approval
@@ -236,9 +237,10 @@ struct CodexMonitorEventMapper {
             return resolved.sorted { $0.approval.id < $1.approval.id }
                 .flatMap { resolve($0, decision: CodexMonitorDecision.undetermined) }
         case "codex/connected":
-            // A new app-server process: requests of the old one can no longer be answered.
-            for (id, pending) in pendingApprovals where pending.id.workspace == workspace { pendingApprovals[id] = nil }
-            return []
+            // A new app-server process: requests of the old one died with it and can no longer be
+            // answered (and their request ids will be reused): resolved, how unknown.
+            return pendingApprovals.values.filter { $0.id.workspace == workspace }.sorted { $0.approval.id < $1.approval.id }
+                .flatMap { resolve($0, decision: CodexMonitorDecision.undetermined) }
         default:
             return []  // codex/stderr, account/*, mcpServer/*, thread/live_* …: not part of the domain
         }
@@ -469,10 +471,10 @@ struct CodexMonitorEventMapper {
         guard let kind = CodexMonitorApprovalID.Kind(method: method), let thread = Self.string(p, "threadId", "thread_id") else {
             return []
         }
-        let approvalID = CodexMonitorApprovalID(workspace: workspace, thread: thread, request: id, kind: kind)
-        let session = approvalID.session
         let turn = Self.string(p, "turnId", "turn_id")
         let item = Self.string(p, "itemId", "item_id")
+        let approvalID = CodexMonitorApprovalID(workspace: workspace, thread: thread, request: id, kind: kind, turn: turn)
+        let session = approvalID.session
         let dedup = [workspace, CodexMonitorApprovalID.token(for: id), item ?? ""].joined(separator: "\u{1F}")
         guard pendingApprovals[approvalID.string] == nil, seenRequests.insert(dedup) else { return [] }
         // A request for an item already completed is stale (delivered late): nothing to answer.

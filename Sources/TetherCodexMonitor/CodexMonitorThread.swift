@@ -36,6 +36,27 @@ enum CodexMonitorThread {
         (thread["status"]?["type"]?.string ?? thread["status"]?.string) == "active"
     }
 
+    /// Why no request of `turn` can be waiting in `thread` (as `resume_thread` returns it), or nil
+    /// when one may be. A waiting request keeps its thread `active`; after an app-server restart
+    /// the thread is `idle` and the turn it ran `interrupted`, and a new turn has a new id
+    /// (codex-cli 0.163.0). What the thread does not report is not held against it: an
+    /// app-server without `status`, or a history without turns, is given the benefit.
+    static func whyNotWaiting(_ thread: JSONValue, turn: String?) -> String? {
+        let id = thread["id"]?.string ?? "?"
+        let status = thread["status"]
+        if let status, !status.isNull, !isActive(thread) {
+            return "thread \(id) is not running a turn (\(status["type"]?.string ?? status.string ?? status.serialized))"
+        }
+        guard let turn, let turns = thread["turns"]?.array, !turns.isEmpty else { return nil }
+        let running = turns.filter { ["inProgress", "in_progress"].contains($0["status"]?.string ?? "") }.compactMap { $0["id"]?.string }
+        if running.contains(turn) { return nil }
+        if let known = turns.first(where: { $0["id"]?.string == turn }) {
+            return "its turn \(turn) is \(known["status"]?.string ?? "over")"
+        }
+        if !running.isEmpty { return "its turn \(turn) is not the one running in thread \(id) (\(running.joined(separator: ", ")))" }
+        return nil  // a page of history without either: it does not say
+    }
+
     /// `thread/list` is not filtered by directory (one app-server serves every workspace), so
     /// the desktop keeps the threads whose `cwd` is the workspace's path; so does Tether.
     static func belongs(_ thread: JSONValue, toPath path: String) -> Bool {

@@ -113,6 +113,41 @@ import TetherSim
         }
     }
 
+    /// Codex's app-server restarts while an approval waits; the new one asks again in the same
+    /// thread with request id 0. The old card must not answer the new request, and a follower
+    /// is told the old one is gone.
+    @Test func anApprovalFromBeforeAnAppServerRestartDoesNotAnswerItsSuccessor() async throws {
+        try await withDaemon { simulator, global in
+            let thread = try await session(global)
+            let first = try TetherProcess(["send", thread, "run the tests", "--follow"] + global, environment: env)
+            defer { first.kill() }
+            let old = try await first.waitForEvent(.approvalRequested)
+            simulator.restartAppServer()
+
+            let second = try TetherProcess(["send", thread, "run the tests", "--follow"] + global, environment: env)
+            let new = try await second.waitForEvent(.approvalRequested)
+            #expect(old.data["request_id"] == 0)
+            #expect(new.data["request_id"] == 0)
+            let oldID = try #require(old.data["id"]?.string)
+            let newID = try #require(new.data["id"]?.string)
+            #expect(oldID != newID)
+
+            let stale = try await TetherProcess.run(["approve", oldID, "--decision", "accept"] + global, environment: env)
+            #expect(stale.status == 1)
+            #expect(stale.stderr.contains("no longer pending"), "\(stale.stderr)")
+            #expect(!simulator.appServerInputs.contains { $0.message.contains(#""result":{"decision""#) })
+
+            let approve = try await TetherProcess.run(["approve", newID, "--decision", "decline"] + global, environment: env)
+            #expect(approve.status == 0, "\(approve.stderr)")
+            let result = try await second.finish()
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try result.events().last { $0.type == .partCompleted && $0.data["kind"] == "command" }?.data["status"] == "declined")
+            // The first follower saw the new app-server start and let its request go.
+            let gone = try await first.waitForLine { $0.contains(#""type":"approval.resolved""#) && $0.contains(oldID) }
+            #expect(try EventCodec.decode(gone).data["decision"] == "unknown")
+        }
+    }
+
     @Test(arguments: [
         (["--decision", "decline"], "declined", "completed"),
         (["--decision", "cancel"], "declined", "cancelled"),

@@ -109,17 +109,22 @@ import TetherCore
         #expect(daemon.requests("turn_interrupt").first?["params"]?["turnId"] == "turn_1")
     }
 
+    /// `resume_thread`'s answer for thr_1 while turn_1 waits on approval (codex-cli 0.163.0's shape).
+    static let waitingThread = #"{"id":3,"result":{"thread":{"id":"thr_1","status":{"type":"active","activeFlags":["waitingOnApproval"]},"turns":[{"id":"turn_0","status":"completed","items":[]},{"id":"turn_1","status":"inProgress","items":[]}]}}}"#
+
     @Test func approveSendsTheDecisionShapeAndTheRequestIdAsItArrived() async throws {
         let handler: FakeDaemon.Handler = { request, daemon in
             if daemon.answerBasics(request) { return }
+            if request["method"] == "resume_thread" { daemon.respond(request, Self.waitingThread) }
             if request["method"] == "respond_to_server_request" { daemon.respond(request, #"{"ok":true}"#) }
         }
         let daemons = [FakeDaemon(handler), FakeDaemon(handler)]  // one connection per command
         let backend = CodexMonitorBackend.test(daemons)
-        let event = try await backend.approve(id: "ws-1~thr_1~0~cmd", answer: ApprovalAnswer(decision: .acceptWithAmendment, amendment: ["npm", "test"]))
+        let event = try await backend.approve(id: "ws-1~thr_1~0~cmd~turn_1", answer: ApprovalAnswer(decision: .acceptWithAmendment, amendment: ["npm", "test"]))
         #expect(event.type == .approvalResolved)
         #expect(event.session == "ws-1~thr_1")
-        #expect(event.data == ["id": "ws-1~thr_1~0~cmd", "decision": "accept_with_amendment"])
+        #expect(event.data == ["id": "ws-1~thr_1~0~cmd~turn_1", "decision": "accept_with_amendment"])
+        // An id from an older Tether (no turn) is still answered while its thread runs.
         _ = try await backend.approve(id: "ws-1~thr_1~s:0~file", answer: ApprovalAnswer(decision: .decline))
 
         let answers = daemons.flatMap { $0.requests("respond_to_server_request") }.map { $0["params"]!.serialized }
@@ -127,10 +132,47 @@ import TetherCore
             #"{"workspaceId":"ws-1","requestId":0,"result":{"decision":{"acceptWithExecpolicyAmendment":{"execpolicy_amendment":["npm","test"]}}}}"#,
             #"{"workspaceId":"ws-1","requestId":"0","result":{"decision":"decline"}}"#,
         ])
-        // Answering does not start Codex anywhere.
+        // Answering does not start Codex anywhere; it reads the thread first.
         #expect(daemons.allSatisfy { $0.requests("connect_workspace").isEmpty })
+        #expect(daemons.map { $0.requests("resume_thread").first?["params"] } == [
+            ["workspaceId": "ws-1", "threadId": "thr_1"], ["workspaceId": "ws-1", "threadId": "thr_1"],
+        ])
 
         await #expect(throws: TetherError.self) { _ = try await backend.approve(id: "nonsense", answer: ApprovalAnswer(decision: .accept)) }
+    }
+
+    /// app-server numbers its requests from 0 again after a restart, and the daemon relays an
+    /// answer to whichever request has the id: an approval from before must not be answered.
+    @Test(arguments: [
+        // After a restart: the thread is idle and the turn that asked was interrupted.
+        #"{"id":3,"result":{"thread":{"id":"thr_1","status":{"type":"idle"},"turns":[{"id":"turn_1","status":"interrupted","items":[]}]}}}"#,
+        // … and a new turn in the same thread is waiting on a request that took number 0 again.
+        #"{"id":3,"result":{"thread":{"id":"thr_1","status":{"type":"active","activeFlags":["waitingOnApproval"]},"turns":[{"id":"turn_1","status":"interrupted","items":[]},{"id":"turn_2","status":"inProgress","items":[]}]}}}"#,
+        // An app-server without thread status: the turn's own status still tells.
+        #"{"id":3,"result":{"thread":{"id":"thr_1","turns":[{"id":"turn_1","status":"completed","items":[]}]}}}"#,
+    ])
+    func anApprovalWhoseTurnIsNotRunningIsNotAnswered(thread: String) async throws {
+        let daemon = FakeDaemon { request, daemon in
+            if daemon.answerBasics(request) { return }
+            if request["method"] == "resume_thread" { daemon.respond(request, thread) }
+            if request["method"] == "respond_to_server_request" { daemon.respond(request, #"{"ok":true}"#) }
+        }
+        let error = await #expect(throws: TetherError.self) {
+            try await CodexMonitorBackend.test([daemon]).approve(id: "ws-1~thr_1~0~cmd~turn_1", answer: ApprovalAnswer(decision: .accept))
+        }
+        #expect(error?.code == .notFound)
+        #expect(error?.message.contains("approval ws-1~thr_1~0~cmd~turn_1 is no longer pending") == true, "\(String(describing: error))")
+        #expect(daemon.requests("respond_to_server_request").isEmpty)
+    }
+
+    @Test func aDaemonWithoutResumeThreadIsAnsweredUnchecked() async throws {
+        let daemon = FakeDaemon { request, daemon in
+            if daemon.answerBasics(request) { return }
+            if request["method"] == "resume_thread" { daemon.fail(request, "unknown method: resume_thread") }
+            if request["method"] == "respond_to_server_request" { daemon.respond(request, #"{"ok":true}"#) }
+        }
+        _ = try await CodexMonitorBackend.test([daemon]).approve(id: "ws-1~thr_1~0~cmd~turn_1", answer: ApprovalAnswer(decision: .accept))
+        #expect(daemon.requests("respond_to_server_request").count == 1)
     }
 
     @Test func approvalsAreWhatCodexReannouncesWhenTheActiveThreadsAreResumed() async throws {
@@ -146,7 +188,7 @@ import TetherCore
             }
         }
         let approvals = try await CodexMonitorBackend.test([daemon]).pendingApprovals(session: nil)
-        #expect(approvals.map(\.id) == ["ws-1~thr_1~0~cmd"])
+        #expect(approvals.map(\.id) == ["ws-1~thr_1~0~cmd~turn_1"])
         #expect(approvals.first?.command == "npm test")
         // Only the active thread was resumed.
         #expect(daemon.requests("resume_thread").count == 1)
