@@ -347,7 +347,8 @@ func promptLine(_ id: Int) -> String {
         let id = try #require(request["id"]?.int)
         harness.send(#"{"jsonrpc":"2.0","id":\#(id),"result":{"outcome":{"outcome":"selected","optionId":"accept_for_session"}}}"#)
         harness.send(#"{"jsonrpc":"2.0","id":\#(id),"result":{"outcome":{"outcome":"selected","optionId":"decline"}}}"#)
-        try await Task.sleep(for: .milliseconds(200))
+        await harness.until { backend.state.withLock { !$0.approved.isEmpty } }
+        try await Task.sleep(for: .milliseconds(200))  // time for a second answer, were one sent
         let approved = backend.state.withLock { $0.approved.map { "\($0.0) \($0.1.rawValue)" } }
         #expect(approved == ["t1~a1 accept_for_session"])
         harness.input.finish()
