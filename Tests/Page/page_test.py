@@ -527,6 +527,35 @@ def log_reset(page, context):
     check("after the gateway's log was reset, a new turn reaches the page", ended)
 
 
+@scenario("backend down")
+def backend_down(page, context):
+    """A profile's backend is down when the page reloads the pending approvals (here: after the
+    gateway restarts and the page logs in again). The gateway cannot ask it, so its approvals are
+    missing from GET /v1/approvals and the Tether-Unavailable-Profiles header names it: the page
+    must keep that profile's cards rather than take the missing ones as answered."""
+    gateway = page.gateway
+    page.send(APPROVAL_PROMPT)
+    card = wait_for("an approval card", lambda: page.driver.find_elements(By.CSS_SELECTOR, "[data-approval-id][data-profile=oc]"), timeout=30)[0]
+    approval = card.get_attribute("data-approval-id")
+    simulator = context["opencode"]
+    simulator.kill()
+    simulator.wait(10)
+    gateway.stop()
+    gateway.start()
+    wait_for("the login form after the restart", lambda: page.visible("login"), timeout=20)
+    # Record what the page's next approvals request hears (the page looks fetch up at each call).
+    page.js("""window.__unavailable = null; const original = window.fetch;
+        window.fetch = async (...args) => { const response = await original(...args);
+          if (String(args[0]).includes('v1/approvals')) window.__unavailable = response.headers.get('Tether-Unavailable-Profiles');
+          return response; };""")
+    page.login(TOKEN)
+    heard = wait_for("the approvals reload", lambda: page.js("return window.__unavailable;"), timeout=20)
+    check("GET /v1/approvals names the down profile (%r)" % heard, heard == "oc")
+    time.sleep(0.3)  # the reload's removals run right after the response
+    kept = page.driver.find_elements(By.CSS_SELECTOR, '[data-approval-id="%s"]' % approval)
+    check("the down profile's approval card stays on the page", len(kept) == 1)
+
+
 @scenario("notifications")
 def notifications(page):
     page.js("window.scrollTo(0, 0);")
@@ -590,7 +619,7 @@ def main():
         driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True})
         proxy = DroppingProxy(gateway.port)
         page = Page(driver, gateway, proxy)
-        context = {}
+        context = {"opencode": processes[0]}
         started = time.monotonic()
         wrong_token(page)
         login(page)
@@ -604,6 +633,7 @@ def main():
             history_on_open(page, context)
             long_line(page, context)
             log_reset(page, context)
+            backend_down(page, context)  # last: the OpenCode simulator stays down
             notifications(page)
         logout(page)
         print("browser scenarios took %.1f s" % (time.monotonic() - started))
