@@ -227,6 +227,22 @@ import TetherSim
         }
     }
 
+    /// libcurl reports a TLS handshake that was cut (a restarting TLS front end) and one that
+    /// can never work (TLS to a plain-HTTP port) with the same code, 35: the first is worth a
+    /// reconnect, the second is not.
+    @Test(arguments: [(HandshakeBreaker.Mode.reset, true), (.close, true), (.plainHTTP, false)])
+    func aCutTLSHandshakeIsRetryableAndAPlainPortIsNot(mode: HandshakeBreaker.Mode, retryable: Bool) async throws {
+        let server = try HandshakeBreaker(mode)
+        defer { server.stop() }
+        do {
+            _ = try await client.perform(HTTPRequest(.get, "https://127.0.0.1:\(server.port)/x"))
+            Issue.record("should have failed")
+        } catch {
+            #expect(error.kind == (retryable ? .interrupted : .tls), "\(error.detail)")
+            #expect(error.isRetryable == retryable)
+        }
+    }
+
     @Test func eventSourceResumesWithLastEventIDAndLosesNothing() async throws {
         try await withServer { server, base in
             let source = EventSource(client: client, configuration: .init(
@@ -266,5 +282,52 @@ import TetherSim
             #expect(try await iterator.next() == nil)
             #expect(server.requests.filter { $0.path == "/status/401" }.count == 1)
         }
+    }
+}
+
+/// A loopback TCP server that breaks every TLS handshake: it reads the ClientHello, then resets
+/// the connection, closes it, or answers as a plain HTTP server would.
+final class HandshakeBreaker: @unchecked Sendable {
+    enum Mode: Sendable { case reset, close, plainHTTP }
+
+    let port: Int
+    private let fd: Int32
+
+    init(_ mode: Mode) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        guard bound, listen(listener, 8) == 0 else { throw POSIXError(.EADDRNOTAVAIL) }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread {
+            while true {
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { return }  // stop() shut the listener
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                _ = recv(client, &buffer, buffer.count, 0)
+                switch mode {
+                case .reset:
+                    var option = linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(client, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+                case .close:
+                    break
+                case .plainHTTP:
+                    let answer = Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".utf8)
+                    _ = send(client, answer, answer.count, Int32(MSG_NOSIGNAL))
+                }
+                close(client)
+            }
+        }
+    }
+
+    func stop() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
     }
 }

@@ -181,7 +181,9 @@ final class CurlTransfer: @unchecked Sendable {
             error = NetError(.connect, url: url, detail: message)
         case CURLE_OPERATION_TIMEDOUT:
             error = NetError(.timeout, url: url, detail: message)
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+        case CURLE_SSL_CONNECT_ERROR:
+            error = .tlsHandshake(url: url, detail: message)
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
              CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR:
             error = NetError(.tls, url: url, detail: message)
         case CURLE_TOO_MANY_REDIRECTS:

@@ -45,6 +45,19 @@ public struct NetError: Error, CustomStringConvertible, Sendable {
         return nil
     }
 
+    /// A failed TLS handshake (libcurl's `CURLE_SSL_CONNECT_ERROR`, 35). libcurl gives that one
+    /// code both to a handshake that was cut — a TLS front end restarting, which a reconnect
+    /// gets past — and to one that can never work (TLS to a plain-HTTP port: "wrong version
+    /// number"; no shared cipher): `.interrupted` for the first, `.tls` for the second, told
+    /// apart by libcurl's message. What libcurl 7.88 with OpenSSL 3.0 says when the peer resets
+    /// mid-handshake: "Recv failure: Connection reset by peer"; when it just closes: "OpenSSL
+    /// SSL_connect: SSL_ERROR_SYSCALL in connection to …" (or "unexpected eof").
+    static func tlsHandshake(url: String, detail: String) -> NetError {
+        let cut = ["Connection reset by peer", "Recv failure", "Send failure", "SSL_ERROR_SYSCALL", "unexpected eof", "Broken pipe"]
+            .contains { detail.contains($0) }
+        return NetError(cut ? .interrupted : .tls, url: url, detail: detail)
+    }
+
     /// Whether a reconnect may help.
     public var isRetryable: Bool {
         switch kind {

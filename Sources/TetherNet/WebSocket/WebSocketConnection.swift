@@ -672,8 +672,9 @@ public final class WebSocketConnection: Sendable {
             return NetError(.timeout, url: url, detail: detail)
         case CURLE_ABORTED_BY_CALLBACK:
             return NetError(.cancelled, url: url, detail: "cancelled while connecting")
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_CONNECT_ERROR:
+            return .tlsHandshake(url: url, detail: detail)
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR:
             return NetError(.tls, url: url, detail: detail)
         default:
             return NetError(.other, url: url, detail: detail)
