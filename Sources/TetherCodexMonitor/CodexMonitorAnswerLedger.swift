@@ -16,6 +16,11 @@ final class CodexMonitorAnswerLedger: Sendable {
         }
     }
 
+    /// An answer that was not sent after all.
+    func forget(_ approval: String) {
+        _ = decisions.withLock { $0.removeValue(forKey: approval) }
+    }
+
     /// `event` with the decision we sent, when it is an `approval.resolved` the wire left
     /// undecided and the answer came from this process.
     func filledIn(_ event: Event) -> Event {

@@ -337,22 +337,29 @@ public struct CodexMonitorBackend: Backend {
 
     public func approve(id: String, answer: ApprovalAnswer) async throws -> Event {
         guard let approval = CodexMonitorApprovalID(parsing: id) else {
-            throw TetherError(.usage, "\"\(id)\" is not a CodexMonitor approval id (WORKSPACE~THREAD~REQUEST~KIND~ITEM, as approval.requested prints it)")
+            throw TetherError(.usage, "\"\(id)\" is not a CodexMonitor approval id (WORKSPACE~THREAD~REQUEST~KIND~TURN~ITEM, as approval.requested prints it)")
         }
         let result = try CodexMonitorDecision.result(for: answer, kind: approval.kind)
-        answers.record(answer.decision, for: id)
         return try await withClient { client in
             do {
                 try await requireRunningTurn(for: approval, id: id, client: client)
-                // requestId keeps the JSON type it arrived with; the daemon relays it verbatim.
-                _ = try await client.call("respond_to_server_request",
-                                          ["workspaceId": .string(approval.workspace), "requestId": approval.request, "result": result],
-                                          doing: "answering approval \(id)")
+                // Recorded before sending: this process's stream may see `serverRequest/resolved`
+                // before the daemon's answer arrives here. Forgotten if it was not sent.
+                answers.record(answer.decision, for: id)
+                do {
+                    // requestId keeps the JSON type it arrived with; the daemon relays it verbatim.
+                    _ = try await client.call("respond_to_server_request",
+                                              ["workspaceId": .string(approval.workspace), "requestId": approval.request, "result": result],
+                                              doing: "answering approval \(id)")
+                } catch {
+                    answers.forget(id)
+                    throw error
+                }
             } catch let error as TetherError where error.code == .failed && error.message.contains("not connected") {
                 throw TetherError(.notFound, "approval \(id) is no longer pending: workspace \(approval.workspace) is not connected (the daemon or Codex restarted)",
                                   hint: "`tether approvals` lists what is pending")
             }
-            return .approvalResolved(id: id, session: approval.session, turn: nil, decision: answer.decision.rawValue)
+            return .approvalResolved(id: id, session: approval.session, turn: approval.turn, decision: answer.decision.rawValue)
         }
     }
 

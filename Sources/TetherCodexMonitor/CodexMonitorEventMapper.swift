@@ -237,13 +237,27 @@ struct CodexMonitorEventMapper {
             return resolved.sorted { $0.approval.id < $1.approval.id }
                 .flatMap { resolve($0, decision: CodexMonitorDecision.undetermined) }
         case "codex/connected":
-            // A new app-server process: requests of the old one died with it and can no longer be
-            // answered (and their request ids will be reused): resolved, how unknown.
-            return pendingApprovals.values.filter { $0.id.workspace == workspace }.sorted { $0.approval.id < $1.approval.id }
-                .flatMap { resolve($0, decision: CodexMonitorDecision.undetermined) }
+            return processReplaced(workspace: workspace)
         default:
             return []  // codex/stderr, account/*, mcpServer/*, thread/live_* …: not part of the domain
         }
+    }
+
+    /// `codex/connected`: the daemon spawned a new app-server for `workspace`, so whatever ran
+    /// there before died with the old process. Its requests can no longer be answered (and their
+    /// ids will be reused): resolved, how unknown. Its turns will never say they ended; they are
+    /// not ended here, because a turn `send` started in the new process may already be held open
+    /// (its answer can be applied before this notification): the stream re-reads the threads
+    /// instead (`hasOpenTurns`), and Codex reads the dead ones back `interrupted`. Only this
+    /// workspace: others may share the new process or have their own.
+    private mutating func processReplaced(workspace: String) -> [Event] {
+        pendingApprovals.values.filter { $0.id.workspace == workspace }.sorted { $0.approval.id < $1.approval.id }
+            .flatMap { resolve($0, decision: CodexMonitorDecision.undetermined) }
+    }
+
+    /// Whether a turn of `workspace` is held open (a resync would re-read its thread).
+    func hasOpenTurns(inWorkspace workspace: String) -> Bool {
+        openTurns.values.contains { CodexMonitorSessionID.parse($0.session)?.workspace == workspace }
     }
 
     // MARK: - Turns
@@ -473,7 +487,7 @@ struct CodexMonitorEventMapper {
         }
         let turn = Self.string(p, "turnId", "turn_id")
         let item = Self.string(p, "itemId", "item_id")
-        let approvalID = CodexMonitorApprovalID(workspace: workspace, thread: thread, request: id, kind: kind, turn: turn)
+        let approvalID = CodexMonitorApprovalID(workspace: workspace, thread: thread, request: id, kind: kind, turn: turn, item: item)
         let session = approvalID.session
         let dedup = [workspace, CodexMonitorApprovalID.token(for: id), item ?? ""].joined(separator: "\u{1F}")
         guard pendingApprovals[approvalID.string] == nil, seenRequests.insert(dedup) else { return [] }

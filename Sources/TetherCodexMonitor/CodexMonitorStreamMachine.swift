@@ -167,7 +167,11 @@ struct CodexMonitorStreamMachine {
             if keepsRaw, events[index].raw == nil { events[index].raw = raw }
             events[index].ts = time
         }
-        return notes + emit(events)
+        // A new app-server: turns held open there may have died with the old one, and will not
+        // say so. Re-reading their threads tells which (Codex reads a dead turn back `interrupted`).
+        let replaced = method == "app-server-event" && params["message"]?["method"]?.string == "codex/connected"
+            && workspace.map(mapper.hasOpenTurns(inWorkspace:)) == true
+        return notes + emit(events) + (replaced ? [.resync] : [])
     }
 
     /// An item delta read straight from its line (`CodexMonitorRPC.Incoming.delta`), received at

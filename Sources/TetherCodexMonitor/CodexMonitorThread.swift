@@ -37,24 +37,27 @@ enum CodexMonitorThread {
     }
 
     /// Why no request of `turn` can be waiting in `thread` (as `resume_thread` returns it), or nil
-    /// when one may be. A waiting request keeps its thread `active`; after an app-server restart
-    /// the thread is `idle` and the turn it ran `interrupted`, and a new turn has a new id
-    /// (codex-cli 0.163.0). What the thread does not report is not held against it: an
-    /// app-server without `status`, or a history without turns, is given the benefit.
+    /// when one may be. The turn speaks first: a request waits only in its turn while that turn
+    /// is `inProgress`, and after an app-server restart Codex reads the turn back `interrupted`
+    /// (and a new turn has a new id) — codex-cli 0.163.0. Only when the turns do not say does the
+    /// thread's status: a waiting request keeps it `active` (an older app-server called a thread
+    /// resumed mid-turn `idle`, so the status does not overrule a running turn). What is not
+    /// reported — no status, no turns, a turn without a status — is not held against it.
     static func whyNotWaiting(_ thread: JSONValue, turn: String?) -> String? {
         let id = thread["id"]?.string ?? "?"
-        let status = thread["status"]
-        if let status, !status.isNull, !isActive(thread) {
+        let turns = thread["turns"]?.array ?? []
+        let running = turns.filter { ["inProgress", "in_progress"].contains($0["status"]?.string ?? "") }.compactMap { $0["id"]?.string }
+        if let turn {
+            if running.contains(turn) { return nil }
+            if let status = turns.first(where: { $0["id"]?.string == turn })?["status"]?.string {
+                return "its turn \(turn) is \(status)"
+            }
+            if !running.isEmpty { return "its turn \(turn) is not the one running in thread \(id) (\(running.joined(separator: ", ")))" }
+        }
+        if let status = thread["status"], !status.isNull, !isActive(thread) {
             return "thread \(id) is not running a turn (\(status["type"]?.string ?? status.string ?? status.serialized))"
         }
-        guard let turn, let turns = thread["turns"]?.array, !turns.isEmpty else { return nil }
-        let running = turns.filter { ["inProgress", "in_progress"].contains($0["status"]?.string ?? "") }.compactMap { $0["id"]?.string }
-        if running.contains(turn) { return nil }
-        if let known = turns.first(where: { $0["id"]?.string == turn }) {
-            return "its turn \(turn) is \(known["status"]?.string ?? "over")"
-        }
-        if !running.isEmpty { return "its turn \(turn) is not the one running in thread \(id) (\(running.joined(separator: ", ")))" }
-        return nil  // a page of history without either: it does not say
+        return nil
     }
 
     /// `thread/list` is not filtered by directory (one app-server serves every workspace), so

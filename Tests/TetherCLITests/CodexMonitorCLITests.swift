@@ -120,7 +120,6 @@ import TetherSim
         try await withDaemon { simulator, global in
             let thread = try await session(global)
             let first = try TetherProcess(["send", thread, "run the tests", "--follow"] + global, environment: env)
-            defer { first.kill() }
             let old = try await first.waitForEvent(.approvalRequested)
             simulator.restartAppServer()
 
@@ -142,9 +141,14 @@ import TetherSim
             let result = try await second.finish()
             #expect(result.status == 0, "\(result.stderr)")
             #expect(try result.events().last { $0.type == .partCompleted && $0.data["kind"] == "command" }?.data["status"] == "declined")
-            // The first follower saw the new app-server start and let its request go.
-            let gone = try await first.waitForLine { $0.contains(#""type":"approval.resolved""#) && $0.contains(oldID) }
-            #expect(try EventCodec.decode(gone).data["decision"] == "unknown")
+            // The first follower saw the new app-server start: its request went, and its turn,
+            // which Codex now reads back interrupted, ended — the follow is over, not hung.
+            let firstResult = try await first.finish()
+            #expect(firstResult.status == 1, "\(firstResult.stderr)")
+            let firstEvents = try firstResult.events()
+            #expect(firstEvents.first { $0.type == .approvalResolved && $0.data["id"]?.string == oldID }?.data["decision"] == "unknown")
+            #expect(firstEvents.last { $0.type == .turnCompleted }.map { "\($0.turn ?? "") \($0.data["status"]?.string ?? "")" }
+                    == "\(old.turn ?? "") cancelled")
         }
     }
 

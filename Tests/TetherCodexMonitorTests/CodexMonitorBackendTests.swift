@@ -150,6 +150,10 @@ import TetherCore
         #"{"id":3,"result":{"thread":{"id":"thr_1","status":{"type":"active","activeFlags":["waitingOnApproval"]},"turns":[{"id":"turn_1","status":"interrupted","items":[]},{"id":"turn_2","status":"inProgress","items":[]}]}}}"#,
         // An app-server without thread status: the turn's own status still tells.
         #"{"id":3,"result":{"thread":{"id":"thr_1","turns":[{"id":"turn_1","status":"completed","items":[]}]}}}"#,
+        // A history without the turn, but with another one running.
+        #"{"id":3,"result":{"thread":{"id":"thr_1","turns":[{"id":"turn_9","status":"inProgress","items":[]}]}}}"#,
+        // No turns at all, and an idle thread.
+        #"{"id":3,"result":{"thread":{"id":"thr_1","status":{"type":"idle"}}}}"#,
     ])
     func anApprovalWhoseTurnIsNotRunningIsNotAnswered(thread: String) async throws {
         let daemon = FakeDaemon { request, daemon in
@@ -163,6 +167,19 @@ import TetherCore
         #expect(error?.code == .notFound)
         #expect(error?.message.contains("approval ws-1~thr_1~0~cmd~turn_1 is no longer pending") == true, "\(String(describing: error))")
         #expect(daemon.requests("respond_to_server_request").isEmpty)
+    }
+
+    /// What the thread does not say is not held against an approval; a running turn outranks an
+    /// idle thread status (older app-servers reported a thread resumed mid-turn as idle).
+    @Test(arguments: [
+        #"{"id":"thr_1","status":{"type":"idle"},"turns":[{"id":"turn_1","status":"inProgress"}]}"#,
+        #"{"id":"thr_1","status":{"type":"active"},"turns":[]}"#,
+        #"{"id":"thr_1","status":{"type":"active"},"turns":[{"id":"turn_1"}]}"#,
+        #"{"id":"thr_1"}"#,
+        #"{"id":"thr_1","status":"active","turns":[{"id":"turn_0","status":"completed"}]}"#,
+    ])
+    func aThreadThatDoesNotSayOtherwiseMayHaveTheRequestWaiting(thread: String) {
+        #expect(CodexMonitorThread.whyNotWaiting(json(thread), turn: "turn_1") == nil)
     }
 
     @Test func aDaemonWithoutResumeThreadIsAnsweredUnchecked() async throws {
@@ -188,7 +205,7 @@ import TetherCore
             }
         }
         let approvals = try await CodexMonitorBackend.test([daemon]).pendingApprovals(session: nil)
-        #expect(approvals.map(\.id) == ["ws-1~thr_1~0~cmd~turn_1"])
+        #expect(approvals.map(\.id) == ["ws-1~thr_1~0~cmd~turn_1~it_c1"])
         #expect(approvals.first?.command == "npm test")
         // Only the active thread was resumed.
         #expect(daemon.requests("resume_thread").count == 1)
@@ -348,6 +365,23 @@ import TetherCore
         #expect(ledger.filledIn(resolved).data["decision"] == "unknown")
         let declined = Event.approvalResolved(id: "ws-1~thr_1~1~cmd", session: nil, turn: nil, decision: "decline")
         #expect(ledger.filledIn(declined).data["decision"] == "decline")
+    }
+
+    @Test func anAnswerThatWasNotSentIsForgotten() async throws {
+        let daemon = FakeDaemon { request, daemon in
+            if daemon.answerBasics(request) { return }
+            if request["method"] == "resume_thread" { daemon.respond(request, CodexMonitorBackendTests.waitingThread) }
+            if request["method"] == "respond_to_server_request" { daemon.fail(request, "workspace not connected") }
+        }
+        let backend = CodexMonitorBackend.test([daemon])
+        let error = await #expect(throws: TetherError.self) {
+            try await backend.approve(id: "ws-1~thr_1~0~cmd~turn_1~it_c1", answer: ApprovalAnswer(decision: .accept))
+        }
+        #expect(error?.code == .notFound)
+        // Resolved later (the app-server was replaced): not as if we had accepted it.
+        let resolved = Event.approvalResolved(id: "ws-1~thr_1~0~cmd~turn_1~it_c1", session: "ws-1~thr_1", turn: "turn_1",
+                                              decision: CodexMonitorDecision.undetermined)
+        #expect(backend.answers.filledIn(resolved).data["decision"] == "unknown")
     }
 
     @Test func copiesOfTheBackendShareOneLedger() {

@@ -91,19 +91,22 @@ import TetherCore
     // MARK: Ids and decisions
 
     @Test func approvalIdsRoundTripAndKeepTheRequestIdType() throws {
-        let number = CodexMonitorApprovalID(workspace: "ws~1", thread: "thr_1", request: 0, kind: .command, turn: "turn~7")
-        #expect(number.string == "ws%7E1~thr_1~0~cmd~turn%7E7")
+        let number = CodexMonitorApprovalID(workspace: "ws~1", thread: "thr_1", request: 0, kind: .command, turn: "turn~7", item: "call_1")
+        #expect(number.string == "ws%7E1~thr_1~0~cmd~turn%7E7~call_1")
         #expect(CodexMonitorApprovalID(parsing: number.string) == number)
-        let text = CodexMonitorApprovalID(workspace: "ws-1", thread: "thr_1", request: "0", kind: .fileChange, turn: nil)
-        #expect(text.string == "ws-1~thr_1~s:0~file")
+        let text = CodexMonitorApprovalID(workspace: "ws-1", thread: "thr_1", request: "0", kind: .fileChange, turn: nil, item: "call_2")
+        #expect(text.string == "ws-1~thr_1~s:0~file")  // no turn: no item either (the parts are positional)
         #expect(CodexMonitorApprovalID(parsing: text.string)?.request == "0")
         #expect(CodexMonitorApprovalID(parsing: text.string)?.turn == nil)
+        // From older Tether: four and five parts.
+        #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0~cmd~turn_1")?.turn == "turn_1")
+        #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0~cmd~turn_1")?.item == nil)
         // An empty turn is no turn.
-        #expect(CodexMonitorApprovalID(workspace: "ws-1", thread: "thr_1", request: 1, kind: .command, turn: "").string == "ws-1~thr_1~1~cmd")
+        #expect(CodexMonitorApprovalID(workspace: "ws-1", thread: "thr_1", request: 1, kind: .command, turn: "", item: nil).string == "ws-1~thr_1~1~cmd")
         #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0") == nil)
         #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0~nope") == nil)
         #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0~cmd~") == nil)
-        #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0~cmd~turn_1~x") == nil)
+        #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0~cmd~turn_1~it_1~x") == nil)
         #expect(CodexMonitorSessionID.parse("ws-1~thr_1")! == ("ws-1", "thr_1"))
     }
 

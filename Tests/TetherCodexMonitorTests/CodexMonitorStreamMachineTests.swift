@@ -81,6 +81,29 @@ import TetherCore
         #expect(machine.resynced(Self.snapshot([try Self.resumed("streaming-turn.resume-thread")]), at: 6).emitted.isEmpty)
     }
 
+    /// Codex's app-server restarted: the turn held open died with it and will never say so. Its
+    /// approval goes at once; the turn ends when a re-read shows it `interrupted` (codex-cli
+    /// 0.163.0 reads a dead turn back so), not before: a turn just started in the new process
+    /// may also be open.
+    @Test func aNewAppServerResolvesTheOldRequestsAndRereadsTheTurnsHeldOpen() throws {
+        let all = try Transcript.notifications("streaming-turn")
+        var machine = machine()
+        _ = machine.connected(at: 1)
+        _ = machine.resynced(Self.snapshot([]), at: 2)
+        #expect(Self.receive(all.prefix(9), into: &machine).emitted.of(.approvalRequested).count == 1)
+
+        let connected = json(#"{"workspace_id":"ws-1","message":{"method":"codex/connected","params":{"workspaceId":"ws-1"}}}"#)
+        let actions = machine.receive(method: "app-server-event", params: connected, raw: .null, at: 3)
+        #expect(actions.emitted.map { "\($0.type.rawValue) \($0.data["decision"]?.string ?? "")" } == ["approval.resolved unknown", "session.status "])
+        #expect(actions.last == .resync)
+        #expect(machine.threadsToRead(active: []).map(\.thread) == ["thr_1"])
+        let dead = json(#"{"id":"thr_1","status":{"type":"idle"},"turns":[{"id":"turn_1","status":"interrupted","items":[]}]}"#)
+        let reread = machine.resynced(Self.snapshot([dead]), at: 4).emitted
+        #expect(reread.of(.turnCompleted).map { $0.data["status"] } == ["cancelled"])
+        // Nothing held open: the next new app-server needs no re-read.
+        #expect(machine.receive(method: "app-server-event", params: connected, raw: .null, at: 5).last != .resync)
+    }
+
     @Test func droppedNotificationsAreSaidAndResynced() {
         var machine = machine()
         #expect(machine.lost(count: 7, at: 10) == [.note(.dropped(count: 7)), .resync])

@@ -178,19 +178,18 @@ extension CodexMonitorSimulator {
         /// Sends a server→client request and waits for the relayed `result`. On current codex the
         /// answer is acknowledged with `serverRequest/resolved`.
         func requestApproval(method: String, params: JSON) async throws -> JSON {
-            let id = JSON.int(world.nextServerRequestID())
-            let approval = World.PendingApproval(
-                id: id, workspaceID: workspace.id, threadID: threadID, turnID: turnID,
-                message: AppServer.request(id: id, method: method, params: params)
-            )
-            world.registerApproval(approval)
+            guard let approval = world.registerApproval(generation: generation, { id in
+                World.PendingApproval(id: id, generation: generation, workspaceID: workspace.id, threadID: threadID, turnID: turnID,
+                                      message: AppServer.request(id: id, method: method, params: params))
+            }) else { throw CancellationError() }  // its app-server is gone
+            let id = approval.id
             progress.withLock {
                 $0.openApproval = id
                 $0.signals.append(approval.handled)
             }
             try await emit(approval.message)
-            guard let result = await world.awaitDecision(for: id) else { throw CancellationError() }
-            world.removeApproval(id)
+            guard let result = await world.awaitDecision(for: id, generation: generation) else { throw CancellationError() }
+            world.removeApproval(id, generation: generation)
             progress.withLock { $0.openApproval = nil }
             if isCurrent {
                 emitNow(AppServer.serverRequestResolved(threadID: threadID, requestID: id))
@@ -234,7 +233,7 @@ extension CodexMonitorSimulator {
                 defer { progress.openApproval = nil }
                 return progress.openApproval
             }) {
-                world.removeApproval(open)
+                world.removeApproval(open, generation: generation)
                 if isCurrent { emitNow(AppServer.serverRequestResolved(threadID: threadID, requestID: open)) }
             }
             end(status: "interrupted", error: .null)

@@ -33,6 +33,8 @@ extension CodexMonitorSimulator {
 
         struct PendingApproval: Sendable {
             var id: JSON
+            /// The app-server process that asked (`appServerGeneration`): ids repeat across them.
+            var generation: Int
             var workspaceID: String
             var threadID: String
             var turnID: String
@@ -372,24 +374,24 @@ extension CodexMonitorSimulator {
 
         // MARK: - Server→client requests
 
-        func nextServerRequestID() -> Int {
+        /// Numbers a request of process `generation` and registers it before it is broadcast, so
+        /// an answer can never outrun it; nil when that process has been replaced meanwhile.
+        func registerApproval(generation: Int, _ make: (JSON) -> PendingApproval) -> PendingApproval? {
             state.withLock { state in
-                defer { state.nextServerRequestID += 1 }
-                return state.nextServerRequestID
+                guard state.appServerGeneration == generation else { return nil }
+                let approval = make(.int(state.nextServerRequestID))
+                state.nextServerRequestID += 1
+                state.pending.append(approval)
+                return approval
             }
         }
 
-        /// Registers a request before it is broadcast, so an answer can never outrun it.
-        func registerApproval(_ approval: PendingApproval) {
-            state.withLock { $0.pending.append(approval) }
-        }
-
         /// Waits for the client's `result` for request `id`; nil when the turn is cancelled first.
-        func awaitDecision(for id: JSON) async -> JSON? {
+        func awaitDecision(for id: JSON, generation: Int) async -> JSON? {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<JSON?, Never>) in
                     let immediate = state.withLock { state -> JSON?? in
-                        guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return .some(nil) }
+                        guard let index = state.pending.firstIndex(where: { $0.id == id && $0.generation == generation }) else { return .some(nil) }
                         if let answer = state.pending[index].answer { return .some(answer) }
                         if state.pending[index].abandoned { return .some(nil) }
                         state.pending[index].waiter = continuation
@@ -399,7 +401,7 @@ extension CodexMonitorSimulator {
                 }
             } onCancel: {
                 let waiter = state.withLock { state -> CheckedContinuation<JSON?, Never>? in
-                    guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return nil }
+                    guard let index = state.pending.firstIndex(where: { $0.id == id && $0.generation == generation }) else { return nil }
                     state.pending[index].abandoned = true
                     defer { state.pending[index].waiter = nil }
                     return state.pending[index].waiter
@@ -425,8 +427,8 @@ extension CodexMonitorSimulator {
             return approval
         }
 
-        func removeApproval(_ id: JSON) {
-            state.withLock { state in state.pending.removeAll { $0.id == id } }
+        func removeApproval(_ id: JSON, generation: Int) {
+            state.withLock { state in state.pending.removeAll { $0.id == id && $0.generation == generation } }
         }
 
         /// Requests of this thread still waiting for an answer, oldest first.
