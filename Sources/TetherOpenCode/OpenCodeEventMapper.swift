@@ -40,6 +40,17 @@ struct OpenCodeEventMapper {
         var usage: Usage?
     }
 
+    /// A prompt OpenCode took while a turn was running: it stores the user message at once and
+    /// answers it once the running turn is done, with no idle between (`SessionPrompt.prompt`
+    /// writes the message, then joins the running loop, which goes on with the newest user
+    /// message). Its turn starts when an assistant message answers it (`parentID`), or at idle;
+    /// until then the events of its own message wait here, so no part comes before its turn.
+    struct QueuedPrompt {
+        var id: String
+        var started: JSONObject
+        var held: [Event] = []
+    }
+
     /// Context windows by `provider/model`, from `GET /config/providers`.
     var contextWindows: [String: Int] = [:]
 
@@ -50,6 +61,8 @@ struct OpenCodeEventMapper {
     private(set) var parts = RecentMap<PartState>(capacity: Self.openPartLimit)
     private var messages = RecentMap<MessageState>(capacity: 4096)
     private(set) var openTurns = RecentMap<TurnState>(capacity: 1024)
+    /// By session, oldest first (a few at most: each is a prompt someone sent during a turn).
+    private(set) var queuedPrompts = RecentMap<[QueuedPrompt]>(capacity: 1024)
     private var completedParts = RecentSet(capacity: 4096)
     private var completedTurns = RecentSet(capacity: 1024)
     private(set) var pendingApprovals: [String: Approval] = [:]
@@ -71,7 +84,7 @@ struct OpenCodeEventMapper {
 
     /// Open state let go of because a bound was reached: parts, messages, turns, sessions.
     var releasedState: Int {
-        parts.evicted + messages.evicted + openTurns.evicted + statuses.evicted + idleUnanswered.evicted
+        parts.evicted + messages.evicted + openTurns.evicted + statuses.evicted + idleUnanswered.evicted + queuedPrompts.evicted
     }
 
     init() {}
@@ -303,8 +316,60 @@ struct OpenCodeEventMapper {
             events.append(.turnCompleted(session: session, turn: turn.id, outcome: turn.outcome, error: turn.error,
                                          usage: turn.usage))
         }
+        // Prompts taken during the turn that nothing answered before idle (an abort stops the
+        // whole loop): each is a turn that ended without a reply.
+        for prompt in queuedPrompts.removeValue(forKey: session) ?? [] where !completedTurns.contains(prompt.id) {
+            completedTurns.insert(prompt.id)
+            events.append(.turnStarted(session: session, turn: prompt.id, data: prompt.started))
+            events += prompt.held
+            events.append(.turnCompleted(session: session, turn: prompt.id, outcome: turn.outcome == .cancelled ? .cancelled : .completed,
+                                         error: nil, usage: nil))
+        }
         messages.removeAll { _, message in message.session == session }
         return events
+    }
+
+    /// An assistant message answers `prompt`, queued behind the open turn: that turn is over
+    /// (its parts complete with what they have; the session stays busy), and the prompt's turn
+    /// starts. Prompts queued before it are answered by the same reply (OpenCode answers the
+    /// newest user message): each starts and ends first.
+    private mutating func advance(session: String, to prompt: String) -> [Event] {
+        guard var queue = queuedPrompts[session], let index = queue.firstIndex(where: { $0.id == prompt }) else { return [] }
+        var events: [Event] = []
+        if let turn = openTurns.removeValue(forKey: session) {
+            for part in parts.compactMap({ $0.value.session == session ? $0.value : nil }).sorted(by: { $0.id < $1.id }) {
+                events += completePart(part.id, content: nil)
+            }
+            if !completedTurns.contains(turn.id) {
+                completedTurns.insert(turn.id)
+                events.append(.turnCompleted(session: session, turn: turn.id, outcome: turn.outcome, error: turn.error, usage: turn.usage))
+            }
+        }
+        for skipped in queue[..<index] where !completedTurns.contains(skipped.id) {
+            completedTurns.insert(skipped.id)
+            events.append(.turnStarted(session: session, turn: skipped.id, data: skipped.started))
+            events += skipped.held
+            events.append(.turnCompleted(session: session, turn: skipped.id, outcome: .completed, error: nil, usage: nil))
+        }
+        let next = queue[index]
+        queue.removeFirst(index + 1)
+        if queue.isEmpty { _ = queuedPrompts.removeValue(forKey: session) } else { _ = queuedPrompts.set(queue, forKey: session) }
+        openTurns[session] = TurnState(id: next.id, session: session)
+        events.append(.turnStarted(session: session, turn: next.id, data: next.started))
+        return events + next.held
+    }
+
+    /// Whether `turn` is a prompt still queued in `session` (then its message's events wait).
+    private func isQueued(_ turn: String?, in session: String) -> Bool {
+        guard !queuedPrompts.isEmpty, let turn else { return false }
+        return queuedPrompts[session]?.contains { $0.id == turn } ?? false
+    }
+
+    /// Keeps `events` of a queued prompt's own message until its turn starts.
+    private mutating func hold(_ events: [Event], for turn: String, in session: String) {
+        _ = queuedPrompts.update(session) { queue in
+            if let index = queue.firstIndex(where: { $0.id == turn }) { queue[index].held += events }
+        }
     }
 
     private mutating func mapSessionError(_ p: JSONValue) -> [Event] {
@@ -332,22 +397,27 @@ struct OpenCodeEventMapper {
         var events: [Event] = []
         if role == .user {
             if messages[id] == nil, !completedTurns.contains(id) {
-                if let previous = openTurns[session], previous.id != id {
-                    // A new prompt while the last turn never saw idle: close it first.
-                    events += goIdle(session: session)
-                }
-                if openTurns[session] == nil {
+                let started: JSONObject = .compact([
+                    "agent": JSONValue(info["agent"]?.string),
+                    "model": JSONValue(Self.modelName(info["model"]?["providerID"]?.string, info["model"]?["modelID"]?.string)),
+                ])
+                if let open = openTurns[session], open.id != id {
+                    // Sent while a turn runs: OpenCode answers it after that turn (see QueuedPrompt).
+                    if !isQueued(id, in: session) {
+                        var queue = queuedPrompts[session] ?? []
+                        queue.append(QueuedPrompt(id: id, started: started))
+                        _ = queuedPrompts.set(queue, forKey: session)
+                    }
+                } else if openTurns[session] == nil {
                     openTurns[session] = TurnState(id: id, session: session)
-                    events.append(.turnStarted(session: session, turn: id, data: .compact([
-                        "agent": JSONValue(info["agent"]?.string),
-                        "model": JSONValue(Self.modelName(info["model"]?["providerID"]?.string, info["model"]?["modelID"]?.string)),
-                    ])))
+                    events.append(.turnStarted(session: session, turn: id, data: started))
                 }
             }
             messages[id] = MessageState(role: .user, session: session, turn: id)
             return events
         }
         let turn = info["parentID"]?.string ?? openTurns[session]?.id
+        if isQueued(turn, in: session), let turn { events += advance(session: session, to: turn) }
         var state = messages[id] ?? MessageState(role: .assistant, session: session, turn: turn)
         state.turn = turn
         if let error = info["error"], !error.isNull, let turnID = turn, openTurns[session]?.id == turnID {
@@ -426,6 +496,10 @@ struct OpenCodeEventMapper {
         // A user's own text is whole when it appears; assistant parts are final when they say so.
         if snapshot.isFinal || role == .user {
             events += completePart(id, content: content)
+        }
+        if role == .user, isQueued(turn, in: session), let turn {
+            hold(events, for: turn, in: session)
+            return []
         }
         return events
     }

@@ -57,6 +57,64 @@ import TetherCore
         #expect(events.of(.sessionStatus).filter { $0.session == session }.compactMap { $0.data["status"]?.string } == ["busy", "waiting_approval", "busy", "idle"])
     }
 
+    /// A prompt sent while a turn runs: OpenCode stores its user message at once and answers it
+    /// after the running turn, with no idle between. The running turn must not be cut short by
+    /// the new message, nor its later parts credited to the new turn.
+    @Test(arguments: [false, true])
+    func aPromptSentDuringATurnStartsItsTurnWhenItIsAnswered(aborted: Bool) throws {
+        let s = "ses_q"
+        func frame(_ type: String, _ properties: String) -> JSONValue {
+            try! JSONParser.parse(#"{"directory":"/d","payload":{"type":"\#(type)","properties":\#(properties)}}"#)
+        }
+        func user(_ id: String) -> JSONValue {
+            frame("message.updated", #"{"sessionID":"\#(s)","info":{"id":"\#(id)","sessionID":"\#(s)","role":"user","time":{"created":1}}}"#)
+        }
+        func assistant(_ id: String, parent: String) -> JSONValue {
+            frame("message.updated", #"{"sessionID":"\#(s)","info":{"id":"\#(id)","sessionID":"\#(s)","role":"assistant","parentID":"\#(parent)","time":{"created":2}}}"#)
+        }
+        func text(_ id: String, message: String, _ text: String, final: Bool = false) -> JSONValue {
+            let end = final ? #","time":{"start":1,"end":2}"# : #","time":{"start":1}"#
+            return frame("message.part.updated", #"{"sessionID":"\#(s)","part":{"id":"\#(id)","sessionID":"\#(s)","messageID":"\#(message)","type":"text","text":"\#(text)"\#(end)}}"#)
+        }
+        func delta(_ part: String, message: String, _ piece: String) -> JSONValue {
+            frame("message.part.delta", #"{"sessionID":"\#(s)","messageID":"\#(message)","partID":"\#(part)","field":"text","delta":"\#(piece)"}"#)
+        }
+        var frames = [
+            user("msg_u0"), text("prt_u0", message: "msg_u0", "first", final: true),
+            frame("session.status", #"{"sessionID":"\#(s)","status":{"type":"busy"}}"#),
+            assistant("msg_a0", parent: "msg_u0"), text("prt_a0", message: "msg_a0", ""),
+            delta("prt_a0", message: "msg_a0", "Hello "),
+            // The second prompt, mid-answer.
+            user("msg_u1"), text("prt_u1", message: "msg_u1", "second", final: true),
+            delta("prt_a0", message: "msg_a0", "world"),
+            text("prt_a0", message: "msg_a0", "Hello world", final: true),
+        ]
+        if aborted {
+            frames += [frame("session.error", #"{"sessionID":"\#(s)","error":{"name":"MessageAbortedError","data":{"message":"aborted"}}}"#)]
+        } else {
+            frames += [assistant("msg_a1", parent: "msg_u1"), text("prt_a1", message: "msg_a1", "Again", final: true)]
+        }
+        frames += [frame("session.status", #"{"sessionID":"\#(s)","status":{"type":"idle"}}"#)]
+        var mapper = OpenCodeEventMapper()
+        let events = try Transcript.map(frames, into: &mapper)
+
+        let turns = events.filter { [.turnStarted, .turnCompleted].contains($0.type) }.map { "\($0.type.rawValue) \($0.turn ?? "")" }
+        #expect(turns == ["turn.started msg_u0", "turn.completed msg_u0", "turn.started msg_u1", "turn.completed msg_u1"])
+        #expect(events.of(.sessionStatus).map { $0.data["status"] } == ["busy", "idle"])
+        // The first answer whole, in its own turn; the second prompt's text inside its turn.
+        #expect(events.of(.partCompleted).first { $0.part == "prt_a0" }.map { "\($0.turn ?? "") \($0.data["text"]?.string ?? "")" } == "msg_u0 Hello world")
+        #expect(events.filter { $0.part == "prt_a0" }.allSatisfy { $0.turn == "msg_u0" })
+        let secondStarted = try #require(events.firstIndex { $0.type == .turnStarted && $0.turn == "msg_u1" })
+        #expect(events.indices.filter { events[$0].part == "prt_u1" }.allSatisfy { $0 > secondStarted })
+        #expect(events.filter { $0.part == "prt_u1" }.allSatisfy { $0.turn == "msg_u1" })
+        let last = try #require(events.of(.turnCompleted).last)
+        #expect(last.data["status"]?.string == (aborted ? "cancelled" : "completed"))
+        if !aborted {
+            #expect(events.filter { $0.part == "prt_a1" }.allSatisfy { $0.turn == "msg_u1" })
+        }
+        #expect(mapper.queuedPrompts.isEmpty)
+    }
+
     @Test func legacyEraGivesTheSameNormalizedTurn() throws {
         var current = OpenCodeEventMapper()
         var legacy = OpenCodeEventMapper()

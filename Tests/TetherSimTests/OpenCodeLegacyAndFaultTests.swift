@@ -137,18 +137,26 @@ struct OpenCodeLegacyAndFaultTests {
         }
     }
 
-    @Test("a prompt sent while busy is queued and runs after the first turn")
+    /// As OpenCode does (`SessionPrompt.prompt` stores the message, then joins the running
+    /// loop): the second prompt's user message appears at once, and its answer follows the first
+    /// turn's with no idle between.
+    @Test("a prompt sent while busy is stored at once and answered after the first turn, without idle between")
     func queuedPrompt() async throws {
         try await withSimulator(.init(pacing: .milliseconds(5))) { simulator, base in
             let stream = try await RawHTTP.openStream(base, "/global/event")
             defer { stream.close() }
             _ = try await RawHTTP.post(base, "/session/\(fixtureSession)/prompt_async", json: plainPrompt)
             _ = try await RawHTTP.post(base, "/session/\(fixtureSession)/prompt_async", json: plainPrompt)
-            _ = try await stream.payloads(through: "session.idle")
-            _ = try await stream.payloads(through: "session.idle")
+            let payloads = try await stream.payloads(through: "session.idle")
             try await simulator.waitUntilIdle(fixtureSession)
-            let messages = try await RawHTTP.get(base, "/session/\(fixtureSession)/message").array()
-            #expect(messages.count == 4)
+            let messages = payloads.filter { $0.type == "message.updated" }.map(\.info)
+            let users = messages.filter { $0["role"] as? String == "user" }.compactMap { $0["id"] as? String }
+            #expect(Set(users).count == 2)
+            let parents = messages.filter { $0["role"] as? String == "assistant" }.compactMap { $0["parentID"] as? String }
+            #expect(Set(parents) == Set(users))
+            // Both answered before the one idle (`payloads` ends at the first).
+            #expect(payloads.filter { $0.type == "session.idle" }.count == 1)
+            #expect(try await RawHTTP.get(base, "/session/\(fixtureSession)/message").array().count == 4)
         }
     }
 }

@@ -37,19 +37,11 @@ extension OpenCodeState {
     private func beginTurn(_ turn: OpenCodeTurn) async throws {
         let sessionID = turn.sessionID
         let directory = turn.directory
-        let user = OpenCodeFixtures.userMessage(
-            id: ids.ascending("msg"), sessionID: sessionID, created: epochMilliseconds(), prompt: turn.prompt
-        )
-        let userID = user["id"]?.stringValue ?? ""
-        turns[sessionID]?.userMessageID = userID
-        try await pace()
-        emitMessage(user, directory: directory)
-        var userText = OpenCodeFixtures.part(id: ids.ascending("prt"), sessionID: sessionID, messageID: userID, type: "text")
-        userText["text"] = .string(turn.prompt.text)
-        try await pace()
-        emitPart(userText, directory: directory)
-        try await pace()
-        emitStatus(sessionID, "busy", directory: directory)
+        let userID = turn.userMessageID  // stored when the prompt came (`startTurn`)
+        if statuses[sessionID] == nil {  // a queued prompt's turn follows the last with no idle between
+            try await pace()
+            emitStatus(sessionID, "busy", directory: directory)
+        }
         if var session = sessions[sessionID] {
             if session["title"]?.stringValue?.hasPrefix("New session") == true {
                 session["title"] = .string(Self.title(from: turn.prompt.text))

@@ -1,6 +1,14 @@
 import Foundation
 
 /// One running turn of a session: which script plays, where it is waiting, what phase 2 needs.
+/// A prompt OpenCode took while a turn was running: its user message is stored (and announced)
+/// at once; the running loop answers the newest such message when its turn is done, with no
+/// idle between (`SessionPrompt.prompt` writes the message, then joins the running loop).
+struct QueuedPrompt: Sendable {
+    let prompt: OpenCodePrompt
+    let userMessageID: String
+}
+
 struct OpenCodeTurn: Sendable {
     enum Waiting: Sendable, Equatable {
         case permission(String)
@@ -69,21 +77,37 @@ extension OpenCodeState {
 
     // MARK: Prompts
 
-    /// `prompt_async`: starts a turn, or queues the prompt behind the running one. False: no such session.
+    /// `prompt_async`: starts a turn; while one runs, stores the user message at once and queues
+    /// the prompt behind it (see `QueuedPrompt`). False: no such session.
     func prompt(_ sessionID: String, _ prompt: OpenCodePrompt) -> Bool {
         guard sessions[sessionID] != nil else { return false }
         if turns[sessionID] != nil {
-            queuedPrompts[sessionID, default: []].append(prompt)
+            let userID = emitUserMessage(sessionID, prompt, directory: directory(ofSession: sessionID) ?? options.directory)
+            queuedPrompts[sessionID, default: []].append(QueuedPrompt(prompt: prompt, userMessageID: userID))
         } else {
             startTurn(sessionID, prompt)
         }
         return true
     }
 
-    private func startTurn(_ sessionID: String, _ prompt: OpenCodePrompt) {
+    /// The prompt's user message and its text part; returns the message id.
+    func emitUserMessage(_ sessionID: String, _ prompt: OpenCodePrompt, directory: String) -> String {
+        let user = OpenCodeFixtures.userMessage(id: ids.ascending("msg"), sessionID: sessionID, created: epochMilliseconds(), prompt: prompt)
+        let userID = user["id"]?.stringValue ?? ""
+        emitMessage(user, directory: directory)
+        var text = OpenCodeFixtures.part(id: ids.ascending("prt"), sessionID: sessionID, messageID: userID, type: "text")
+        text["text"] = .string(prompt.text)
+        emitPart(text, directory: directory)
+        return userID
+    }
+
+    /// `answering`: the user message already stored for a queued prompt.
+    private func startTurn(_ sessionID: String, _ prompt: OpenCodePrompt, answering userMessageID: String? = nil) {
         let directory = directory(ofSession: sessionID) ?? options.directory
         let scenario = options.scenario ?? OpenCodeScenario.forPrompt(prompt.text)
         turns[sessionID] = OpenCodeTurn(sessionID: sessionID, directory: directory, prompt: prompt, scenario: scenario)
+        // OpenCode stores the user message before it runs anything (here: before the first pace).
+        turns[sessionID]?.userMessageID = userMessageID ?? emitUserMessage(sessionID, prompt, directory: directory)
         runPhase(sessionID, .begin)
     }
 
@@ -105,17 +129,18 @@ extension OpenCodeState {
         turns[sessionID]?.task = nil
     }
 
-    /// The turn is over: idle, then the next queued prompt, if any.
+    /// The turn is over: idle — unless prompts were queued meanwhile: then, as OpenCode's loop
+    /// does, it goes straight on to answer the newest of them (the older ones are context).
     func finishTurn(_ sessionID: String) async throws {
         try await pace()
-        guard let turn = turns[sessionID] else { return }
-        emitIdle(sessionID, directory: turn.directory)
-        turns[sessionID] = nil
-        if var queue = queuedPrompts[sessionID], !queue.isEmpty {
-            let next = queue.removeFirst()
-            queuedPrompts[sessionID] = queue.isEmpty ? nil : queue
-            startTurn(sessionID, next)
+        guard turns[sessionID] != nil else { return }
+        if let next = queuedPrompts.removeValue(forKey: sessionID)?.last {
+            turns[sessionID] = nil
+            startTurn(sessionID, next.prompt, answering: next.userMessageID)
+            return
         }
+        emitIdle(sessionID, directory: turns[sessionID]?.directory ?? options.directory)
+        turns[sessionID] = nil
     }
 
     // MARK: Replies

@@ -42,7 +42,8 @@ actor OpenCodeState {
     var subscribers: [Int: OpenCodeEventSubscriber] = [:]
     var nextSubscriberID = 0
     var turns: [String: OpenCodeTurn] = [:]
-    var queuedPrompts: [String: [OpenCodePrompt]] = [:]
+    /// Prompts taken while a turn runs, with their user messages (already stored and emitted).
+    var queuedPrompts: [String: [QueuedPrompt]] = [:]
     /// `always` replies: patterns allowed per directory (project).
     var allowedPatterns: [String: Set<String>] = [:]
     /// The session, message and part that `Options.flood` deltas target.
