@@ -171,20 +171,48 @@ extension ACPAgent {
     func perform(_ actions: [PermissionRequests.Action]) {
         for action in actions {
             switch action {
-            case .approve(let approval, let decision):
-                spawn {
-                    do {
-                        _ = try await self.backend.approve(id: approval, answer: ApprovalAnswer(decision: decision))
-                        self.logger.info("approval \(approval): \(decision.rawValue) sent")
-                    } catch {
-                        self.logger.error("answering approval \(approval) with \(decision.rawValue) failed: \(error)")
-                    }
-                }
+            case .approve(let approval, let decision, let session):
+                spawn { await self.send(decision, to: approval, session: session) }
             case .withdraw(let requestID):
                 output.send(.notification(method: "$/cancel_request", params: ["requestId": requestID]))
             }
         }
     }
+
+    /// Sends the editor's decision to the backend. The editor counts its request as answered,
+    /// so a failure must not pass silently: a passing one (the link, the tunnel) is retried; one
+    /// that stays is told in the session, with how to answer instead — else the turn would sit
+    /// waiting on an answer nobody knows was lost. An approval that is no longer pending needs
+    /// no answer (someone else gave one, or its turn ended).
+    func send(_ decision: Decision, to approval: String, session: String) async {
+        var delay = Self.approveRetryDelay
+        for attempt in 1...Self.approveAttempts {
+            do {
+                _ = try await backend.approve(id: approval, answer: ApprovalAnswer(decision: decision))
+                logger.info("approval \(approval): \(decision.rawValue) sent")
+                return
+            } catch let error as TetherError where error.code == .notFound {
+                logger.info("approval \(approval) was no longer pending: \(error.message)")
+                return
+            } catch {
+                let tether = error as? TetherError
+                logger.error("answering approval \(approval) with \(decision.rawValue) failed (attempt \(attempt)): \(error)")
+                guard tether?.retryable == true, attempt < Self.approveAttempts, !Task.isCancelled else {
+                    let why = tether?.message ?? "\(error)"
+                    notify(session, ["sessionUpdate": "agent_message_chunk", "content": [
+                        "type": "text",
+                        "text": .string("\n\n[tether] Your answer (\(decision.rawValue)) did not reach the agent: \(why). It is still waiting; answer with `tether approve \(approval) --decision \(decision.rawValue)`.\n\n"),
+                    ]])
+                    return
+                }
+                try? await Task.sleep(for: delay)
+                delay *= 2
+            }
+        }
+    }
+
+    static let approveAttempts = 3
+    static let approveRetryDelay: Duration = .milliseconds(500)
 
     // MARK: Prompt content
 

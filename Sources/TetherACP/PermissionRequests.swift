@@ -14,8 +14,8 @@ public struct PermissionRequests: Sendable {
     }
 
     public enum Action: Sendable, Equatable {
-        /// Send this decision to the backend (`approve`).
-        case approve(approvalID: String, decision: Decision)
+        /// Send this decision to the backend (`approve`); `session`: where to say it if that fails.
+        case approve(approvalID: String, decision: Decision, session: String)
         /// Withdraw the editor's open request: `$/cancel_request {requestId}`.
         case withdraw(requestID: JSONValue)
     }
@@ -51,7 +51,7 @@ public struct PermissionRequests: Sendable {
             guard let option = ask.options.first(where: { $0.optionID == optionID }) else {
                 return declineOrCancel(ask)
             }
-            return [.approve(approvalID: ask.approvalID, decision: option.decision)]
+            return [.approve(approvalID: ask.approvalID, decision: option.decision, session: ask.session)]
         case .cancelled, .unreadable:
             if cancelledSessions.contains(ask.session) { return [] }
             return declineOrCancel(ask)
@@ -68,7 +68,7 @@ public struct PermissionRequests: Sendable {
     /// Outside `session/cancel`, an editor that dismisses the request declines the tool.
     private func declineOrCancel(_ ask: PermissionAsk) -> [Action] {
         for decision in [Decision.decline, .cancel] where ask.accepted.contains(decision) {
-            return [.approve(approvalID: ask.approvalID, decision: decision)]
+            return [.approve(approvalID: ask.approvalID, decision: decision, session: ask.session)]
         }
         return []
     }

@@ -44,6 +44,9 @@ public struct SessionUpdateMapper: Sendable {
     private var output: [String: (text: String, shownAt: Double)] = [:]
     /// Approvals the editor was asked about and that are not settled yet.
     private var asked: Set<String> = []
+    /// Tool calls an approval announced under an id of its own (`approval-…`: no part will ever
+    /// finish them), by approval id: the approval's resolution finishes them.
+    private var callsOfTheirOwn: [String: String] = [:]
     private var ended = false
 
     public init(session: String, mode: Mode) {
@@ -62,13 +65,22 @@ public struct SessionUpdateMapper: Sendable {
         case .usageUpdated: return mode == .live ? usageUpdate(event.data).map { [.update($0)] } ?? [] : []
         case .approvalRequested: return mode == .live ? approvalRequested(event.data) : []
         case .approvalResolved:
-            guard mode == .live, let id = event.data["id"]?.string, asked.remove(id) != nil else { return [] }
-            return [.approvalResolved(id: id)]
+            guard mode == .live, let id = event.data["id"]?.string else { return [] }
+            var actions: [SessionUpdateAction] = asked.remove(id) != nil ? [.approvalResolved(id: id)] : []
+            if let call = callsOfTheirOwn.removeValue(forKey: id) {
+                let refused = ["decline", "cancel", "reject", "rejected"].contains(event.data["decision"]?.string ?? "")
+                actions += finish(call, status: refused ? "failed" : "completed")
+            }
+            return actions
         case .turnCompleted:
             guard mode == .live else { return [] }
             ended = true
             let outcome = event.data["status"]?.string.flatMap(TurnOutcome.init(rawValue:)) ?? .completed
-            return [.turnEnded(outcome, error: event.data["error"]?.string)]
+            // A call still open when its turn ends will get no more news: it ends with the turn
+            // (an editor would show it spinning for good).
+            let open = announced.subtracting(finished).sorted()
+            return open.flatMap { finish($0, status: outcome == .completed ? "completed" : "failed") }
+                + [.turnEnded(outcome, error: event.data["error"]?.string)]
         default: return []
         }
     }
@@ -187,6 +199,13 @@ public struct SessionUpdateMapper: Sendable {
     static let outputInterval: Double = 250   // milliseconds, as `Event.ts`
     static let outputTail = 16_384
 
+    /// A `tool_call_update` that finishes `call` with `status` (once).
+    private mutating func finish(_ call: String, status: String) -> [SessionUpdateAction] {
+        guard announced.contains(call), finished.insert(call).inserted else { return [] }
+        output[call] = nil
+        return [.update(["sessionUpdate": "tool_call_update", "toolCallId": .string(call), "status": .string(status)])]
+    }
+
     /// `tool_call` the first time an id is seen, `tool_call_update` after (an approval may have
     /// announced the call before its part started).
     private mutating func announce(_ id: String, _ fields: JSONObject) -> SessionUpdateAction {
@@ -215,6 +234,7 @@ public struct SessionUpdateMapper: Sendable {
             if let command = data["command"]?.string { fields["rawInput"] = ["command": .string(command)] }
             actions.append(announce(toolCallID, fields))
         }
+        if toolCallID == Self.ownCallID(approval: id) { callsOfTheirOwn[id] = toolCallID }
         let decisions = (data["options"]?.array ?? []).compactMap { $0.string.flatMap(Decision.init(rawValue:)) }
         let options = PermissionAsk.options(for: decisions)
         guard !options.isEmpty else {
@@ -240,8 +260,10 @@ public struct SessionUpdateMapper: Sendable {
         if let call = data["tool"]?["callID"]?.string ?? data["call_id"]?.string {
             return partForCall[call] ?? call
         }
-        return "approval-" + approval
+        return Self.ownCallID(approval: approval)
     }
+
+    static func ownCallID(approval: String) -> String { "approval-" + approval }
 
     // MARK: Plan and usage
 

@@ -18,6 +18,8 @@ final class ScriptedBackend: Backend, Sendable {
         /// The streams of hanging turns, for `endTurn`.
         var open: [AsyncThrowingStream<Event, any Error>.Continuation] = []
         var approved: [(String, Decision)] = []
+        /// Errors `approve` throws, one a call, before it succeeds.
+        var approveFailures: [TetherError] = []
     }
 
     let state: Mutex<State>
@@ -58,6 +60,7 @@ final class ScriptedBackend: Backend, Sendable {
     func events(_ request: EventsRequest) -> EventStream { EventStream([]) }
     func pendingApprovals(session: String?) async throws -> [Approval] { [] }
     func approve(id: String, answer: ApprovalAnswer) async throws -> Event {
+        if let failure = state.withLock({ $0.approveFailures.isEmpty ? nil : $0.approveFailures.removeFirst() }) { throw failure }
         state.withLock { $0.approved.append((id, answer.decision)) }
         return .approvalResolved(id: id, session: "s1", turn: "t1", decision: answer.decision.rawValue)
     }
@@ -329,6 +332,36 @@ func promptLine(_ id: Int) -> String {
         let answered = lines.firstIndex { $0["id"] == 3 && $0["method"] == nil }
         #expect(lastWords != nil && lastWords! < answered!)
         timers.end(1)
+        harness.input.finish()
+        await harness.served.value
+    }
+
+    /// The editor counts its answer as given: a passing failure to send it is retried, and one
+    /// that stays is said in the session, with how to answer instead.
+    @Test(arguments: [true, false])
+    func anAnswerThatCannotBeSentIsRetriedOrSaid(passing: Bool) async throws {
+        let approval = Approval(id: "t1~a1", session: "s1", turn: "t1", kind: .command, title: "Run ls", command: "ls",
+                                options: [.accept, .decline], risk: .low, extra: ["item": "c1"])
+        var script = ScriptedBackend.State(turn: [.approvalRequested(approval)], hang: true)
+        script.approveFailures = passing
+            ? [TetherError(.unavailable, "the tunnel dropped", retryable: true)]
+            : [TetherError(.failed, "the daemon refused it")]
+        let backend = ScriptedBackend(script)
+        let harness = AgentHarness(backend, shutdownGrace: .milliseconds(100))
+        try await harness.openSession()
+        harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
+        let request = try #require(await harness.wait { $0["method"] == "session/request_permission" })
+        let id = try #require(request["id"]?.int)
+        harness.send(#"{"jsonrpc":"2.0","id":\#(id),"result":{"outcome":{"outcome":"selected","optionId":"accept"}}}"#)
+        if passing {
+            await harness.until { backend.state.withLock { !$0.approved.isEmpty } }
+            #expect(backend.state.withLock { $0.approved.map { "\($0.0) \($0.1.rawValue)" } } == ["t1~a1 accept"])
+        } else {
+            let said = try #require(await harness.wait { $0["params"]?["update"]?["sessionUpdate"] == "agent_message_chunk" })
+            let text = said["params"]?["update"]?["content"]?["text"]?.string ?? ""
+            #expect(text.contains("did not reach the agent: the daemon refused it") && text.contains("tether approve t1~a1 --decision accept"))
+            #expect(backend.state.withLock { $0.approved.isEmpty })
+        }
         harness.input.finish()
         await harness.served.value
     }

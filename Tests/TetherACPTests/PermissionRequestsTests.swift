@@ -17,7 +17,7 @@ import TetherCore
     func theSelectedOptionIsSentExactlyOnce(option: String, decision: Decision) {
         var requests = PermissionRequests()
         requests.asked(ask, requestID: 1)
-        #expect(requests.editorAnswered(requestID: 1, .selected(optionID: option)) == [.approve(approvalID: "job~appr", decision: decision)])
+        #expect(requests.editorAnswered(requestID: 1, .selected(optionID: option)) == [.approve(approvalID: "job~appr", decision: decision, session: "s")])
         #expect(requests.editorAnswered(requestID: 1, .selected(optionID: option)).isEmpty)
         #expect(requests.resolved(approvalID: "job~appr").isEmpty)
     }
@@ -33,7 +33,7 @@ import TetherCore
     @Test func aCancelledAnswerOutsideSessionCancelDeclines() {
         var requests = PermissionRequests()
         requests.asked(ask, requestID: 3)
-        #expect(requests.editorAnswered(requestID: 3, .cancelled) == [.approve(approvalID: "job~appr", decision: .decline)])
+        #expect(requests.editorAnswered(requestID: 3, .cancelled) == [.approve(approvalID: "job~appr", decision: .decline, session: "s")])
     }
 
     @Test func cancelledAnswersThatArePartOfSessionCancelSendNothing() {
@@ -52,13 +52,13 @@ import TetherCore
         requests.asked(other, requestID: 6)
         #expect(requests.turnEnded(session: "s") == [.withdraw(requestID: 5)])
         #expect(requests.editorAnswered(requestID: 5, .selected(optionID: "accept")).isEmpty)
-        #expect(requests.editorAnswered(requestID: 6, .selected(optionID: "accept")) == [.approve(approvalID: "other", decision: .accept)])
+        #expect(requests.editorAnswered(requestID: 6, .selected(optionID: "accept")) == [.approve(approvalID: "other", decision: .accept, session: "t")])
     }
 
     @Test func anUnknownOptionOrAnUnreadableAnswerDeclines() {
         var requests = PermissionRequests()
         requests.asked(ask, requestID: 7)
-        #expect(requests.editorAnswered(requestID: 7, .selected(optionID: "bogus")) == [.approve(approvalID: "job~appr", decision: .decline)])
+        #expect(requests.editorAnswered(requestID: 7, .selected(optionID: "bogus")) == [.approve(approvalID: "job~appr", decision: .decline, session: "s")])
         #expect(!requests.isOpen(8))
     }
 
@@ -72,7 +72,7 @@ import TetherCore
         // Once the turn has ended, the session's next turn is not cancelled.
         _ = requests.turnEnded(session: "s")
         requests.asked(ask, requestID: 10)
-        #expect(requests.editorAnswered(requestID: 10, .cancelled) == [.approve(approvalID: "job~appr", decision: .decline)])
+        #expect(requests.editorAnswered(requestID: 10, .cancelled) == [.approve(approvalID: "job~appr", decision: .decline, session: "s")])
     }
 
     /// A long editor session asks many approvals: the settled ones are not kept.

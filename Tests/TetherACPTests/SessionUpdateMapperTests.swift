@@ -166,6 +166,22 @@ import TetherCore
         #expect(mapper.map(.approvalResolved(id: "never-asked", session: s, turn: "t", decision: "accept")).isEmpty)
     }
 
+    /// No tool call is left spinning in the editor: one an approval announced under its own id
+    /// ends with the approval; any still open ends with the turn.
+    @Test func everyAnnouncedToolCallIsFinished() {
+        var mapper = SessionUpdateMapper(session: s, mode: .live)
+        let ownID = Event.approvalRequested(Approval(id: "q1", session: s, turn: "t", kind: .question, title: "Which dir?",
+                                                     options: [], risk: .low))
+        #expect(updates(mapper.map(ownID)).first?["toolCallId"] == "approval-q1")
+        #expect(updates(mapper.map(.approvalResolved(id: "q1", session: s, turn: "t", decision: "rejected")))
+            == [["sessionUpdate": "tool_call_update", "toolCallId": "approval-q1", "status": "failed"]])
+        _ = mapper.map(.part(.partStarted, session: s, turn: "t", part: "it_9", kind: .command, content: ["command": "make", "status": "running"]))
+        _ = mapper.map(.part(.partStarted, session: s, turn: "t", part: "it_3", kind: .command, content: ["command": "ls", "status": "running"]))
+        _ = mapper.map(.part(.partCompleted, session: s, turn: "t", part: "it_3", kind: .command, content: ["command": "ls", "status": "completed"]))
+        let end = mapper.map(.turnCompleted(session: s, turn: "t", outcome: .cancelled))
+        #expect(end == [.update(["sessionUpdate": "tool_call_update", "toolCallId": "it_9", "status": "failed"]), .turnEnded(.cancelled, error: nil)])
+    }
+
     @Test func theTurnsEndIsTheLastAction() {
         var mapper = SessionUpdateMapper(session: s, mode: .live)
         #expect(mapper.map(.turnCompleted(session: s, turn: "t", outcome: .failed, error: "APIError: rate limited"))
