@@ -306,6 +306,9 @@ final class HandshakeBreaker: @unchecked Sendable {
         guard bound, listen(listener, 8) == 0 else { throw POSIXError(.EADDRNOTAVAIL) }
         port = Int(UInt16(bigEndian: address.sin_port))
         Thread.detachNewThread {
+            // This thread closes the listener, once `stop()` has shut it down: closed any earlier,
+            // its number could be reused by another test's socket while this loop still accepts.
+            defer { close(listener) }
             while true {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { return }  // stop() shut the listener
@@ -327,7 +330,6 @@ final class HandshakeBreaker: @unchecked Sendable {
     }
 
     func stop() {
-        shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
+        shutdown(fd, Int32(SHUT_RDWR))  // wakes the accept loop, which closes it
     }
 }
