@@ -222,6 +222,22 @@ struct OpenCodeEventMapper {
         return events
     }
 
+    /// Feeds the pending questions (`GET /question`) after a (re)connect: new ones are
+    /// announced; ones we had that are gone were answered (or dismissed) while we were away.
+    mutating func reconcile(questions list: [JSONValue], sessions: Set<String>?) -> [Event] {
+        var events: [Event] = []
+        var seen: Set<String> = []
+        for question in list {
+            guard let session = question["sessionID"]?.string, sessions?.contains(session) ?? true else { continue }
+            if let id = question["id"]?.string { seen.insert(id) }
+            events += mapQuestion(question)
+        }
+        for (request, approval) in pendingApprovals where approval.kind == .question && !seen.contains(request) {
+            if let session = approval.session, sessions?.contains(session) ?? true { pendingApprovals[request] = nil }
+        }
+        return events
+    }
+
     /// Legacy servers list no pending permissions (no `GET /permission`), so after a reconnect
     /// the ones this stream announced are checked against what the server still shows: one
     /// stays pending while its session is busy and its tool part (`extra.tool`) has not

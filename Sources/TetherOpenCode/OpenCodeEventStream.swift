@@ -192,7 +192,7 @@ struct OpenCodeEventStream: Sendable {
     }
 
     /// What the stream could have missed: statuses, the messages of the sessions the machine
-    /// names, permissions — every read done before any is mapped. Routes a server generation
+    /// names, permissions, questions — every read done before any is mapped. Routes a server generation
     /// lacks (`/session/status`, `/permission`) read as nil: see `OpenCodeClient.getIfServed`.
     private func readSnapshot(for machine: OpenCodeStreamMachine) async throws -> OpenCodeSnapshot {
         let statuses = try await client.getIfServed("/session/status").map { $0.object ?? [:] }
@@ -201,7 +201,11 @@ struct OpenCodeEventStream: Sendable {
             if let list = try await self.messages(of: session) { messages.append((session, list)) }
         }
         let permissions = try await client.getIfServed("/permission")
-        return OpenCodeSnapshot(statuses: statuses, messages: messages, permissions: permissions)
+        // Questions came with the permission list (V1). A server without them answers 404, or
+        // its catch-all proxy answers whatever it answers: any failure reads as "not listed"
+        // (the live stream still carries `question.*`).
+        let questions = permissions == nil ? nil : try? await client.getIfServed("/question")
+        return OpenCodeSnapshot(statuses: statuses, messages: messages, permissions: permissions, questions: questions)
     }
 
     /// `GET /session/{id}/message`, oldest first; nil when the session is gone.

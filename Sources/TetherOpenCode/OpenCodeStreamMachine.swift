@@ -164,6 +164,9 @@ struct OpenCodeStreamMachine {
             mapper.reconcileStreamedPermissions(messages: Dictionary(snapshot.messages, uniquingKeysWith: { first, _ in first }),
                                                 busy: busySessions, sessions: scope)
         }
+        if let questions = snapshot.questions {
+            events += mapper.reconcile(questions: questions.array ?? [], sessions: scope)
+        }
         actions += emit(events.stamped(at: time))
         if configuration.hasPrompt, !filter.isDone {
             switch prompt {
@@ -276,4 +279,6 @@ struct OpenCodeSnapshot: Sendable {
     /// Each session read, with its messages oldest first (sessions that are gone are left out).
     var messages: [(session: String, messages: [JSONValue])]
     var permissions: JSONValue?
+    /// `GET /question` (nil: a server without questions).
+    var questions: JSONValue? = nil
 }

@@ -62,6 +62,25 @@ import TetherCore
         #expect(live.filter { $0.type == .turnCompleted }.count == 1)
     }
 
+    /// A question asked while the stream was away is found by the resync (`GET /question`),
+    /// and one answered meanwhile is forgotten.
+    @Test func aResyncAnnouncesQuestionsAskedWhileAwayAndForgetsAnsweredOnes() throws {
+        var machine = machine()
+        _ = machine.receive(try Self.frames("current-permission-turn")[0], at: 1_000)
+        let question = try JSONParser.parse(#"{"id":"que_1","sessionID":"\#(Self.session)","questions":[{"question":"Which directory?","header":"Dir","options":[{"label":"build","description":"b"}]}]}"#)
+        var snapshot = OpenCodeSnapshot(statuses: [:], messages: [], permissions: [], questions: [question])
+        let asked = Self.emitted(machine.resynced(snapshot, at: 2_000)).filter { $0.type == .approvalRequested }
+        #expect(asked.map { $0.data["id"]?.string } == ["\(Self.session)~que_1"])
+        #expect(asked.first?.data["kind"] == "question")
+        // Listed again: not announced twice.
+        #expect(Self.emitted(machine.resynced(snapshot, at: 3_000)).isEmpty)
+        // Gone from the list: answered while we were away; a later ask of the same id is new.
+        snapshot.questions = []
+        _ = machine.resynced(snapshot, at: 4_000)
+        snapshot.questions = [question]
+        #expect(Self.emitted(machine.resynced(snapshot, at: 5_000)).filter { $0.type == .approvalRequested }.count == 1)
+    }
+
     @Test func theGenerationIsSaidOnceAndAgainWhenItChanges() throws {
         var machine = machine()
         var legacy = try Self.snapshot("snapshot-waiting-on-permission")
