@@ -209,30 +209,24 @@ struct OpenCodeEventMapper {
     /// Feeds the pending permissions (`GET /permission`) after a (re)connect: new ones are
     /// announced; ones we had that are gone were answered while we were away.
     mutating func reconcile(permissions list: [JSONValue], sessions: Set<String>?) -> [Event] {
-        var events: [Event] = []
-        var seen: Set<String> = []
-        for permission in list {
-            guard let session = permission["sessionID"]?.string, sessions?.contains(session) ?? true else { continue }
-            if let id = permission["id"]?.string { seen.insert(id) }
-            events += mapPermissionAsked(permission, legacy: false)
-        }
-        for (request, approval) in pendingApprovals where approval.kind == .permission && !seen.contains(request) {
-            if let session = approval.session, sessions?.contains(session) ?? true { pendingApprovals[request] = nil }
-        }
-        return events
+        reconcile(pending: list, of: .permission, sessions: sessions) { $0.mapPermissionAsked($1, legacy: false) }
     }
 
-    /// Feeds the pending questions (`GET /question`) after a (re)connect: new ones are
-    /// announced; ones we had that are gone were answered (or dismissed) while we were away.
+    /// Feeds the pending questions (`GET /question`) after a (re)connect, as permissions.
     mutating func reconcile(questions list: [JSONValue], sessions: Set<String>?) -> [Event] {
+        reconcile(pending: list, of: .question, sessions: sessions) { $0.mapQuestion($1) }
+    }
+
+    private mutating func reconcile(pending list: [JSONValue], of kind: Approval.Kind, sessions: Set<String>?,
+                                    announce: (inout Self, JSONValue) -> [Event]) -> [Event] {
         var events: [Event] = []
         var seen: Set<String> = []
-        for question in list {
-            guard let session = question["sessionID"]?.string, sessions?.contains(session) ?? true else { continue }
-            if let id = question["id"]?.string { seen.insert(id) }
-            events += mapQuestion(question)
+        for request in list {
+            guard let session = request["sessionID"]?.string, sessions?.contains(session) ?? true else { continue }
+            if let id = request["id"]?.string { seen.insert(id) }
+            events += announce(&self, request)
         }
-        for (request, approval) in pendingApprovals where approval.kind == .question && !seen.contains(request) {
+        for (request, approval) in pendingApprovals where approval.kind == kind && !seen.contains(request) {
             if let session = approval.session, sessions?.contains(session) ?? true { pendingApprovals[request] = nil }
         }
         return events
