@@ -294,7 +294,7 @@ public struct CodexMonitorBackend: Backend {
             var turnID = turn
             if turnID == nil {
                 let object = try await resume(client, workspace: workspace, thread: thread)
-                turnID = object["turns"]?.array?.last { ["inProgress", "in_progress"].contains($0["status"]?.string ?? "") }?["id"]?.string
+                turnID = CodexMonitorThread.runningTurns(object).last
             }
             guard let turnID else {
                 throw TetherError(.failed, "thread \(thread) has no running turn to abort",

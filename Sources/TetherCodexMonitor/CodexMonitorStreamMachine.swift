@@ -146,10 +146,12 @@ struct CodexMonitorStreamMachine {
         lastActivity = time
         var notes: [Action] = []
         let workspace: String?
+        var processReplaced = false
         switch method {
         case "app-server-event":
             workspace = CodexMonitorEventMapper.string(params, "workspace_id", "workspaceId")
             let inner = params["message"]?["method"]?.string ?? "(none)"
+            processReplaced = inner == "codex/connected"
             if inner == "codex/stderr" {
                 notes.append(.note(.codexStderr(workspace: workspace, line: params["message"]?["params"]?["message"]?.string ?? "")))
             } else if !CodexMonitorEventMapper.handledMethods.contains(inner) {
@@ -169,9 +171,8 @@ struct CodexMonitorStreamMachine {
         }
         // A new app-server: turns held open there may have died with the old one, and will not
         // say so. Re-reading their threads tells which (Codex reads a dead turn back `interrupted`).
-        let replaced = method == "app-server-event" && params["message"]?["method"]?.string == "codex/connected"
-            && workspace.map(mapper.hasOpenTurns(inWorkspace:)) == true
-        return notes + emit(events) + (replaced ? [.resync] : [])
+        let resync = processReplaced && workspace.map(mapper.hasOpenTurns(inWorkspace:)) == true
+        return notes + emit(events) + (resync ? [.resync] : [])
     }
 
     /// An item delta read straight from its line (`CodexMonitorRPC.Incoming.delta`), received at

@@ -36,6 +36,12 @@ enum CodexMonitorThread {
         (thread["status"]?["type"]?.string ?? thread["status"]?.string) == "active"
     }
 
+    /// The ids of the turns `thread` (as `resume_thread` returns it) lists as running, oldest first.
+    static func runningTurns(_ thread: JSONValue) -> [String] {
+        (thread["turns"]?.array ?? []).filter { ["inProgress", "in_progress"].contains($0["status"]?.string ?? "") }
+            .compactMap { $0["id"]?.string }
+    }
+
     /// Why no request of `turn` can be waiting in `thread` (as `resume_thread` returns it), or nil
     /// when one may be. The turn speaks first: a request waits only in its turn while that turn
     /// is `inProgress`, and after an app-server restart Codex reads the turn back `interrupted`
@@ -46,7 +52,7 @@ enum CodexMonitorThread {
     static func whyNotWaiting(_ thread: JSONValue, turn: String?) -> String? {
         let id = thread["id"]?.string ?? "?"
         let turns = thread["turns"]?.array ?? []
-        let running = turns.filter { ["inProgress", "in_progress"].contains($0["status"]?.string ?? "") }.compactMap { $0["id"]?.string }
+        let running = runningTurns(thread)
         if let turn {
             if running.contains(turn) { return nil }
             if let status = turns.first(where: { $0["id"]?.string == turn })?["status"]?.string {

@@ -314,26 +314,16 @@ struct OpenCodeEventMapper {
     /// with what we have (the client reconciles from REST first when it can).
     private mutating func goIdle(session: String) -> [Event] {
         var events = setStatus(session, .idle)
-        guard let turn = openTurns.removeValue(forKey: session) else { return events }
-        for part in parts.compactMap({ $0.value.session == session ? $0.value : nil }).sorted(by: { $0.id < $1.id }) {
-            events += completePart(part.id, content: nil)
-        }
+        let (ended, turn) = endOpenTurn(session: session)
+        guard let turn else { return events }
+        events += ended
         for (id, approval) in pendingApprovals where approval.session == session {
             pendingApprovals[id] = nil
         }
-        if !completedTurns.contains(turn.id) {
-            completedTurns.insert(turn.id)
-            events.append(.turnCompleted(session: session, turn: turn.id, outcome: turn.outcome, error: turn.error,
-                                         usage: turn.usage))
-        }
         // Prompts taken during the turn that nothing answered before idle (an abort stops the
         // whole loop): each is a turn that ended without a reply.
-        for prompt in queuedPrompts.removeValue(forKey: session) ?? [] where !completedTurns.contains(prompt.id) {
-            completedTurns.insert(prompt.id)
-            events.append(.turnStarted(session: session, turn: prompt.id, data: prompt.started))
-            events += prompt.held
-            events.append(.turnCompleted(session: session, turn: prompt.id, outcome: turn.outcome == .cancelled ? .cancelled : .completed,
-                                         error: nil, usage: nil))
+        for prompt in queuedPrompts.removeValue(forKey: session) ?? [] {
+            events += passThrough(prompt, session: session, outcome: turn.outcome == .cancelled ? .cancelled : .completed)
         }
         messages.removeAll { _, message in message.session == session }
         return events
@@ -345,21 +335,9 @@ struct OpenCodeEventMapper {
     /// newest user message): each starts and ends first.
     private mutating func advance(session: String, to prompt: String) -> [Event] {
         guard var queue = queuedPrompts[session], let index = queue.firstIndex(where: { $0.id == prompt }) else { return [] }
-        var events: [Event] = []
-        if let turn = openTurns.removeValue(forKey: session) {
-            for part in parts.compactMap({ $0.value.session == session ? $0.value : nil }).sorted(by: { $0.id < $1.id }) {
-                events += completePart(part.id, content: nil)
-            }
-            if !completedTurns.contains(turn.id) {
-                completedTurns.insert(turn.id)
-                events.append(.turnCompleted(session: session, turn: turn.id, outcome: turn.outcome, error: turn.error, usage: turn.usage))
-            }
-        }
-        for skipped in queue[..<index] where !completedTurns.contains(skipped.id) {
-            completedTurns.insert(skipped.id)
-            events.append(.turnStarted(session: session, turn: skipped.id, data: skipped.started))
-            events += skipped.held
-            events.append(.turnCompleted(session: session, turn: skipped.id, outcome: .completed, error: nil, usage: nil))
+        var events = endOpenTurn(session: session).events
+        for skipped in queue[..<index] {
+            events += passThrough(skipped, session: session, outcome: .completed)
         }
         let next = queue[index]
         queue.removeFirst(index + 1)
@@ -367,6 +345,29 @@ struct OpenCodeEventMapper {
         openTurns[session] = TurnState(id: next.id, session: session)
         events.append(.turnStarted(session: session, turn: next.id, data: next.started))
         return events + next.held
+    }
+
+    /// Ends the session's open turn, if any: its open parts complete with what was seen, then
+    /// `turn.completed` (once). Returns those events and the turn that ended.
+    private mutating func endOpenTurn(session: String) -> (events: [Event], turn: TurnState?) {
+        guard let turn = openTurns.removeValue(forKey: session) else { return ([], nil) }
+        var events: [Event] = []
+        for part in parts.compactMap({ $0.value.session == session ? $0.value : nil }).sorted(by: { $0.id < $1.id }) {
+            events += completePart(part.id, content: nil)
+        }
+        if !completedTurns.contains(turn.id) {
+            completedTurns.insert(turn.id)
+            events.append(.turnCompleted(session: session, turn: turn.id, outcome: turn.outcome, error: turn.error, usage: turn.usage))
+        }
+        return (events, turn)
+    }
+
+    /// A queued prompt no reply of its own will answer: its turn starts, shows its message, ends.
+    private mutating func passThrough(_ prompt: QueuedPrompt, session: String, outcome: TurnOutcome) -> [Event] {
+        guard !completedTurns.contains(prompt.id) else { return [] }
+        completedTurns.insert(prompt.id)
+        return [.turnStarted(session: session, turn: prompt.id, data: prompt.started)] + prompt.held
+            + [.turnCompleted(session: session, turn: prompt.id, outcome: outcome, error: nil, usage: nil)]
     }
 
     /// Whether `turn` is a prompt still queued in `session` (then its message's events wait).
