@@ -6,7 +6,15 @@ process (the command itself, not a shell around it) its peak RSS and the RSS ove
 last 10 % of the run, sampled from /proc every 20 ms — memory that stays flat across a stream is
 the point. It stops at the marker, at EOF (a buffered pipeline prints its last block only when
 its stream ends, so its marker comes right before EOF) or at the timeout, then kills the command.
-`--stderr FILE` appends the command's stderr to FILE (default: discarded).
+`--stderr FILE` appends the command's stderr to FILE (default: discarded). `--no-lines` leaves
+the lines uncounted ("lines": null).
+
+This process shares the machine's two cores with what it measures, so its read loop does as
+little per byte as it can: the marker is searched in each read (and across the seam with the
+previous one) without joining the two, and the timed runs of `ab` do not count lines. Counting
+and joining were two more passes over every byte; over tether's 96 MB of output on the OpenCode
+new-parts flood that was about 0.05 s of CPU taken from tether's run, and little from the
+baseline's, whose jq prints a fifth of those bytes (bench/PROFILE.md, part eight).
 """
 import json, os, signal, subprocess, sys, threading, time
 
@@ -19,6 +27,7 @@ def main():
     command = args[args.index("--") + 1:]
     options = args[:args.index("--")]
     stderr = open(options[options.index("--stderr") + 1], "ab") if "--stderr" in options else subprocess.DEVNULL
+    count_lines = "--no-lines" not in options
     samples = []
     start = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, bufsize=0)
@@ -47,11 +56,13 @@ def main():
         if not chunk:
             break
         read += len(chunk)
-        lines += chunk.count(b"\n")
-        if marker in tail + chunk:
+        if count_lines:
+            lines += chunk.count(b"\n")
+        if marker in chunk or marker in tail + chunk[:len(marker) - 1]:
             found = True
             break
-        tail = chunk[-len(marker):]
+        seam = len(marker) - 1  # the bytes of a marker cut by the next read
+        tail = (tail + chunk if len(chunk) < seam else chunk)[-seam:] if seam else b""
     signal.setitimer(signal.ITIMER_REAL, 0)
     elapsed = time.monotonic() - start
     done.set()
@@ -61,7 +72,7 @@ def main():
     first = [v for t, v in samples if t <= total * 0.1] or [0]
     last = [v for t, v in samples if t >= total * 0.9] or [0]
     print(json.dumps({
-        "found": found, "seconds": round(elapsed, 4), "bytes": read, "lines": lines,
+        "found": found, "seconds": round(elapsed, 4), "bytes": read, "lines": lines if count_lines else None,
         "peak_rss_kb": max((v for _, v in samples), default=0),
         "rss_first10_kb": max(first), "rss_last10_kb": max(last),
     }))

@@ -24,13 +24,13 @@ start_sim() {
 
 stop_sim() { kill "$SIM_PID" 2>/dev/null || true; wait "$SIM_PID" 2>/dev/null || true; }
 
-# measure MARKER CMD...: JSON with seconds, bytes and the command's RSS, reading until MARKER
-# (or EOF, or MEASURE_TIMEOUT seconds, default 300). Prints the JSON even when the marker never
-# came ("found": false) and then fails.
+# measure MARKER CMD...: JSON with seconds, bytes, lines and the command's RSS, reading until
+# MARKER (or EOF, or MEASURE_TIMEOUT seconds, default 300). Prints the JSON even when the marker
+# never came ("found": false) and then fails. MEASURE_NO_LINES=1 leaves lines uncounted.
 measure() {
     local marker=$1; shift
     python3 "$BENCH_DIR/harness.py" --until "$marker" --timeout "${MEASURE_TIMEOUT:-300}" \
-        ${MEASURE_STDERR:+--stderr "$MEASURE_STDERR"} -- "$@"
+        ${MEASURE_STDERR:+--stderr "$MEASURE_STDERR"} ${MEASURE_NO_LINES:+--no-lines} -- "$@"
 }
 
 # json_field JSON KEY: one field of a JSON object.
@@ -46,8 +46,8 @@ ab() {
     local runs=${RUNS:-2} round tether=() baseline=()
     for round in $(seq 1 "$runs"); do
         echo "bench:   round $round of $runs: tether, then the baseline" >&2
-        tether+=("$(MEASURE_STDERR=${TETHER_STDERR:-} measure "$tether_marker" "$@" || true)")
-        baseline+=("$(measure "$baseline_marker" bash -c "$script" || true)")
+        tether+=("$(MEASURE_NO_LINES=1 MEASURE_STDERR=${TETHER_STDERR:-} measure "$tether_marker" "$@" || true)")
+        baseline+=("$(MEASURE_NO_LINES=1 measure "$baseline_marker" bash -c "$script" || true)")
     done
     TETHER_RUNS=$(json_array "${tether[@]}")
     BASELINE_RUNS=$(json_array "${baseline[@]}")

@@ -31,8 +31,8 @@ def throughput(title, stream_bytes, frames, tether, baseline, baseline_name, not
     if complete:
         result = f"{ratio:.2f}×"
     elif incomplete:
-        got = max(run["lines"] for run in incomplete)
-        result = f"— (tether did not finish: {got:,} lines in {max(run['seconds'] for run in incomplete):.0f} s)"
+        got = max(run["bytes"] for run in incomplete) / 1e6
+        result = f"— (tether did not finish: {got:.1f} MB of output in {max(run['seconds'] for run in incomplete):.0f} s)"
     else:
         result = f"{ratio:.2f}× (a baseline run did not complete)"
     peak = max((run["peak_rss_kb"] for run in tether), default=0) / 1024
