@@ -76,7 +76,7 @@ let package = Package(
         ], swiftSettings: strict),
         // ACP bridge: `tether acp`, an Agent Client Protocol agent on stdio over any Backend.
         .target(name: "TetherACP", dependencies: [
-            "TetherCore", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Gateway: `tether serve` — the durable event log (SQLite) and the HTTP API over every profile.
         .target(name: "TetherGateway", dependencies: [

@@ -62,7 +62,7 @@ struct ACPCommand: AsyncParsableCommand {
                 configuration: .init(version: TetherVersion.string, profile: profile.name, profilePinsDirectory: pins),
                 backend: backend, output: .fileDescriptor(STDOUT_FILENO), logger: context.logger)
             context.logger.info("tether acp serving profile \(profile.name) (\(backend.kind.rawValue)) on stdio")
-            await agent.serve(StdinLines.stream())
+            await agent.serve(StdinLines.stream(logger: context.logger))
         }
     }
 }
