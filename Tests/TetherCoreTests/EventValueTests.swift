@@ -1,0 +1,44 @@
+import Testing
+@testable import TetherCore
+
+/// `Event` keeps its fields in one shared box: it must still behave as a value.
+@Suite struct EventValueTests {
+    private func sample() -> Event {
+        Event(.partDelta, session: "s", turn: "t", part: "p", cursor: "c",
+              data: ["kind": "text", "field": "text", "delta": "hi"], raw: ["type": "x"], ts: 1)
+    }
+
+    @Test func changingACopyLeavesTheOriginalAsItWas() {
+        let original = sample()
+        var copy = original
+        copy.ts = 2
+        copy.session = "other"
+        copy.data["delta"] = "changed"
+        copy.profile = "home"
+        copy.backend = .openCode
+        copy.raw = nil
+        #expect(original == sample())
+        #expect(original.data["delta"] == "hi")
+        #expect(original.profile == nil && original.backend == nil && original.raw != nil)
+        #expect(copy.session == "other" && copy.data["delta"] == "changed" && copy.ts == 2)
+        #expect(copy != original)
+    }
+
+    @Test func eventsBuiltApartWithTheSameFieldsAreEqual() {
+        #expect(sample() == sample())
+        var other = sample()
+        other.cursor = "d"
+        #expect(other != sample())
+        other.cursor = "c"
+        #expect(other == sample())
+    }
+
+    @Test func stampingABatchLeavesEventsHeldElsewhereAlone() {
+        let kept = sample()
+        let batch = [kept, sample()]
+        let stamped = batch.stamped(at: 42)
+        #expect(stamped.map(\.ts) == [42, 42])
+        #expect(batch.map(\.ts) == [1, 1])
+        #expect(kept.ts == 1)
+    }
+}
