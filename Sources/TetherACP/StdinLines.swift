@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -23,7 +25,7 @@ public enum StdinLines {
                               logger: Logger? = nil) -> AsyncStream<String> {
         AsyncStream { continuation in
             let thread = Thread {
-                read(fileDescriptor, maxLineLength: maxLineLength, logger: logger) { continuation.yield($0) }
+                lines(from: fileDescriptor, maxLineLength: maxLineLength, logger: logger) { continuation.yield($0) }
                 continuation.finish()
             }
             thread.name = "tether-acp-stdin"
@@ -32,8 +34,9 @@ public enum StdinLines {
     }
 
     /// Reads `descriptor` to its end, handing each line (without LF or CRLF; empty lines
-    /// skipped; invalid UTF-8 repaired) to `deliver`. A last line without LF is delivered too.
-    static func read(_ descriptor: Int32, maxLineLength: Int, logger: Logger?, _ deliver: (String) -> Void) {
+    /// skipped; invalid UTF-8 repaired) to `deliver`. A last line without LF is delivered too,
+    /// as it came.
+    static func lines(from descriptor: Int32, maxLineLength: Int, logger: Logger?, _ deliver: (String) -> Void) {
         var framer = LineFramer(maxLineLength: maxLineLength)
         func emit(_ output: LineFramer.Output) {
             switch output {
@@ -45,7 +48,7 @@ public enum StdinLines {
         }
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         reading: while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count > 0 {
                 chunk.withUnsafeBytes { framer.feed(UnsafeRawBufferPointer(rebasing: $0[..<count]), emit) }
                 continue
@@ -56,7 +59,10 @@ public enum StdinLines {
                 continue
             case EAGAIN, EWOULDBLOCK:
                 var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                _ = poll(&waiting, 1, -1)
+                if poll(&waiting, 1, -1) < 0 && errno != EINTR {
+                    logger?.error("waiting for stdin failed: \(String(cString: strerror(errno))); serving no more requests")
+                    break reading
+                }
             case let code:
                 logger?.error("reading stdin failed: \(String(cString: strerror(code))); serving no more requests")
                 break reading

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -27,7 +29,7 @@ import Testing
             bytes.withUnsafeBytes { raw in
                 var offset = 0
                 while offset < raw.count {
-                    let written = Glibc.write(writeEnd, raw.baseAddress! + offset, raw.count - offset)
+                    let written = unistdWrite(writeEnd, raw.baseAddress! + offset, raw.count - offset)
                     precondition(written > 0)
                     offset += written
                 }
@@ -80,4 +82,9 @@ import Testing
         #expect(await collect(lines) == [#"{"id":9}"#])
         await editor.value
     }
+}
+
+/// write(2), out of the reach of `Pipe.write`'s name.
+private func unistdWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(fd, bytes, count)
 }
