@@ -120,13 +120,16 @@ public struct EventCodec: Sendable {
 
     /// Byte-for-byte equality: `==` on String is canonical equivalence, under which two ids
     /// spelled with different bytes can be equal, and the bytes of one must not stand for the other.
+    /// Both strings are borrowed, not copied: this runs for several fields of every line, on
+    /// strings the producing thread is retaining at the same time.
     fileprivate static func sameBytes(_ lhs: String?, _ rhs: String?) -> Bool {
-        guard var lhs, var rhs else { return lhs == nil && rhs == nil }
-        return lhs.withUTF8 { left in
-            rhs.withUTF8 { right in
+        if lhs == nil || rhs == nil { return lhs == nil && rhs == nil }
+        let same = lhs.unsafelyUnwrapped.utf8.withContiguousStorageIfAvailable { left in
+            rhs.unsafelyUnwrapped.utf8.withContiguousStorageIfAvailable { right in
                 left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
             }
         }
+        return (same ?? nil) ?? lhs.unsafelyUnwrapped.utf8.elementsEqual(rhs.unsafelyUnwrapped.utf8)
     }
 
     /// `,"key":` and the value, when there is one.

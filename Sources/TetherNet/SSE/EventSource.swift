@@ -90,29 +90,35 @@ public struct EventSource: AsyncSequence, Sendable {
         /// around it (at least one element); nil at the end. A consumer that handles a batch at
         /// once hands its results on at once.
         public mutating func nextBatch() async throws -> [Element]? {
-            guard let first = try await next() else { return nil }
-            var batch = [first]
-            if pendingIndex < pending.count {
-                batch.append(contentsOf: pending[pendingIndex...])
-                pending.removeAll(keepingCapacity: true)
-                pendingIndex = 0
+            while pendingIndex >= pending.count {
+                guard try await fill() else { return nil }
             }
+            // Handed over whole: the elements move, none is copied.
+            var batch: [Element] = []
+            swap(&batch, &pending)
+            if pendingIndex > 0 { batch.removeFirst(pendingIndex) }
+            pendingIndex = 0
             return batch
         }
 
         public mutating func next() async throws -> Element? {
-            while true {
-                if pendingIndex < pending.count {
-                    defer {
-                        pendingIndex += 1
-                        if pendingIndex == pending.count {
-                            pending.removeAll(keepingCapacity: true)
-                            pendingIndex = 0
-                        }
-                    }
-                    return pending[pendingIndex]
+            while pendingIndex >= pending.count {
+                guard try await fill() else { return nil }
+            }
+            defer {
+                pendingIndex += 1
+                if pendingIndex == pending.count {
+                    pending.removeAll(keepingCapacity: true)
+                    pendingIndex = 0
                 }
-                if finished { return nil }
+            }
+            return pending[pendingIndex]
+        }
+
+        /// Connects, reads or waits until `pending` holds something; false at the end.
+        private mutating func fill() async throws -> Bool {
+            while pending.isEmpty {
+                if finished { return false }
                 try Task.checkCancellation()
                 if needsConnect {
                     if let wait = pendingSleep {
@@ -164,7 +170,8 @@ public struct EventSource: AsyncSequence, Sendable {
                         progressed = true
                         policy.madeProgress()
                     }
-                    pending.append(contentsOf: decoded)
+                    // Moved, not copied, when nothing else waits (the usual case).
+                    if pending.isEmpty { pending = decoded } else { pending.append(contentsOf: decoded) }
                     // Taken after every chunk, empty included: `id:` with no value resets the last
                     // event id (WHATWG), and the next connection then sends no Last-Event-ID at all,
                     // whichever chunk the reset arrived in.
@@ -173,6 +180,7 @@ public struct EventSource: AsyncSequence, Sendable {
                     try await connectionLost(error)
                 }
             }
+            return true
         }
 
         /// The connection failed or ended: ask the policy, then wait or give up.
