@@ -116,6 +116,7 @@ struct CodexMonitorEventStream: Sendable {
         while !machine.isDone {
             guard let client = link?.client else { return }
             try await outbox.flush()  // what the resync or the last batch produced, before waiting
+            strings.startBatch()
             var polled = try await next(client, upTo: Self.batchLimit, timeout: machine.timeUntilTick(at: Event.now()),
                                         strings: strings)
             var handled = 0

@@ -504,6 +504,7 @@ final class CodexMonitorRPC: Sendable {
         let strings = JSONStringTable()
         do {
             while let lines = try await connection.receiveBatch() {
+                strings.startBatch()
                 for line in lines {
                     if let held = handle(line, strings: strings) { await deliverWhenThereIsRoom(held) }
                 }

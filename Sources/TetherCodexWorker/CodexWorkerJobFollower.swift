@@ -97,6 +97,7 @@ struct CodexWorkerJobFollower: Sendable {
                     var elements = source.makeAsyncIterator()
                     let strings = JSONStringTable()
                     while let batch = try await elements.nextBatch() {
+                        strings.startBatch()
                         try await channel.send(contentsOf: Self.decode(batch, keepsRaw: keepsRaw, strings: strings, logger: logger),
                                                weight: EventSource.wireBytes(of: batch))
                     }

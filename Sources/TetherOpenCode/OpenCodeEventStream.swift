@@ -66,6 +66,7 @@ struct OpenCodeEventStream: Sendable {
                     var elements = source.makeAsyncIterator()
                     let strings = JSONStringTable()
                     while let batch = try await elements.nextBatch() {
+                        strings.startBatch()
                         try await channel.send(contentsOf: Self.decode(batch, at: Event.now(), raw: request.raw, strings: strings, logger: logger),
                                                weight: EventSource.wireBytes(of: batch))
                     }

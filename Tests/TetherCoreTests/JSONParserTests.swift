@@ -119,6 +119,20 @@ import Testing
         #expect(Self.storage(third["session"]?.string) != Self.storage(first["session"]?.string))
     }
 
+    /// A new batch shares nothing with the last: its strings are copies of their own, so the
+    /// events of two batches (on two cores) never hold one string between them.
+    @Test func aNewBatchMakesItsOwnCopies() throws {
+        let table = JSONStringTable()
+        let first = try JSONParser.parse(Array(Self.frame.utf8), strings: table)
+        table.startBatch()
+        let second = try JSONParser.parse(Array(Self.frame.utf8), strings: table)
+        let third = try JSONParser.parse(Array(Self.frame.utf8), strings: table)
+        #expect(first == second)
+        #expect(Self.storage(second["session"]?.string) != nil)
+        #expect(Self.storage(first["session"]?.string) != Self.storage(second["session"]?.string))
+        #expect(Self.storage(second["session"]?.string) == Self.storage(third["session"]?.string))
+    }
+
     /// Strings that collide in a slot replace each other; each still reads back exactly.
     @Test func collisionsNeverMixStringsUp() throws {
         let table = JSONStringTable(slots: 2)

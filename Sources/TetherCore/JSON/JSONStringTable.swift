@@ -13,7 +13,8 @@ import Darwin
 ///
 /// A fixed number of slots, each keeping the last string that hashed to it: bounded whatever the
 /// stream says, and a string that stops recurring is simply overwritten. Owned by one stream's
-/// task (not `Sendable`): pass it to `JSONParser.parse(_:strings:)`.
+/// task (not `Sendable`): pass it to `JSONParser.parse(_:strings:)`, and call `startBatch()` for
+/// each network read.
 public final class JSONStringTable {
     /// Strings shorter than this are inline in Swift and never allocated.
     static let shortestShared = 16
@@ -49,6 +50,17 @@ public final class JSONStringTable {
 
     /// A multiplicative hash over 8 bytes at a time (the run is at least 16 bytes long): ids
     /// differ anywhere, often only in their last characters, so every byte counts.
+    /// Forgets every string: call it at the start of each network read's batch. A string kept
+    /// across batches is shared by events the decoding task is still making and events the
+    /// writer on the other core is already releasing, and its reference count then bounces
+    /// between the cores on every retain and release — on a 2-core flood that cost more than the
+    /// allocations the table saves (bench/PROFILE.md, part nine). Shared within one batch only,
+    /// a string is retained while that batch is decoded and mapped and released when it is
+    /// written, one core after the other.
+    public func startBatch() {
+        for index in slots.indices { slots[index] = nil }
+    }
+
     private static func hash(_ run: UnsafeBufferPointer<UInt8>) -> UInt64 {
         let raw = UnsafeRawPointer(run.baseAddress!)
         let count = run.count
