@@ -122,18 +122,22 @@ struct CodexMonitorEventStream: Sendable {
             var handled = 0
             // Everything already queued is mapped before the batch goes out; nothing waits for input.
             while true {
-                switch polled {
+                var incomingCount: Int?
+                switch consume polled {
                 case .ended:
                     try await outbox.flush()
                     return
                 case .timedOut:
                     if handled == 0 { try await execute(machine.tick(at: Event.now()), &machine, &link, outbox) }
-                case .incoming(let batch):
-                    for incoming in batch {
+                case .incoming(var batch):
+                    incomingCount = batch.count
+                    // Taken from the back, each notification moved to the machine, not copied.
+                    batch.reverse()
+                    while let incoming = batch.popLast() {
                         // Read per notification: a resync or a send inside the batch takes time.
                         let now = Event.now()
                         if machine.isDone { break }  // the rest goes with the connection, closed next
-                        switch incoming {
+                        switch consume incoming {
                         case .lost(let count):
                             try await execute(machine.lost(count: count, at: now), &machine, &link, outbox)
                         case .notification(let method, let params, let raw):
@@ -144,9 +148,9 @@ struct CodexMonitorEventStream: Sendable {
                             try await execute(machine.receive(delta, at: now), &machine, &link, outbox)
                         }
                     }
-                    handled += batch.count
+                    handled += incomingCount ?? 0
                 }
-                guard case .incoming = polled, !machine.isDone, handled < Self.batchLimit else { break }
+                guard incomingCount != nil, !machine.isDone, handled < Self.batchLimit else { break }
                 polled = try await next(client, upTo: Self.batchLimit - handled, timeout: .zero, strings: strings)
             }
             try await outbox.flush()

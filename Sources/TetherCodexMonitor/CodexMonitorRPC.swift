@@ -128,8 +128,8 @@ final class CodexMonitorRPC: Sendable {
         /// ever running empty, so taken slots must not hold their lines until it does.
         mutating func takeFirst() -> Entry? {
             guard head < queue.count else { return nil }
-            let entry = queue[head]
-            queue[head] = .lost(0)
+            var entry = Entry.lost(0)
+            swap(&entry, &queue[head])  // moved out: a decoded notification's strings are not retained again
             head += 1
             queuedBytes -= entry.bytes
             linesInRuns -= entry.count - 1
@@ -372,7 +372,7 @@ final class CodexMonitorRPC: Sendable {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
             switch try await take(upTo: limit, timeout: deadline.map { $0 - .now }) {
-            case .entries(let entries):
+            case .entries(var entries):
                 var batch: [Incoming] = []
                 batch.reserveCapacity(entries.count)
                 var keepingRaw: Bool?  // read once a batch has a line to decode
@@ -381,8 +381,12 @@ final class CodexMonitorRPC: Sendable {
                     keepingRaw = keep
                     if let incoming = decode(line, strings: strings, keepingRaw: keep) { batch.append(incoming) }
                 }
-                for entry in entries {
-                    switch entry {
+                // Taken apart from the back: each entry is moved into the batch, not copied (a
+                // copy of a decoded notification is a retain of each of its strings, which the
+                // reader on the other core made).
+                entries.reverse()
+                while let entry = entries.popLast() {
+                    switch consume entry {
                     case .line(let line): decodeLine(line)
                     case .lines(let run): run.forEach(decodeLine)
                     case .decoded(let incoming, _): batch.append(incoming)
