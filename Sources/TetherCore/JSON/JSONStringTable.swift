@@ -6,15 +6,15 @@ import Musl
 import Darwin
 #endif
 
-/// The long strings a stream has parsed recently, so that the next message repeating one (the
-/// session id, the message id, the event type, the project hash — in every frame of a stream)
-/// shares the copy already made instead of allocating its own. Strings of up to 15 UTF-8 bytes
+/// The long strings a batch of a stream has parsed, so that the next message of the batch
+/// repeating one (the session id, the message id, the event type, the project hash — in every
+/// frame of a stream) shares the copy already made instead of allocating its own. Strings of up to 15 UTF-8 bytes
 /// are stored inline by Swift and need no table.
 ///
 /// A fixed number of slots, each keeping the last string that hashed to it: bounded whatever the
 /// stream says, and a string that stops recurring is simply overwritten. Owned by one stream's
 /// task (not `Sendable`): pass it to `JSONParser.parse(_:strings:)`, and call `startBatch()` for
-/// each network read.
+/// each batch.
 public final class JSONStringTable {
     /// Strings shorter than this are inline in Swift and never allocated.
     static let shortestShared = 16
@@ -48,19 +48,19 @@ public final class JSONStringTable {
         return made
     }
 
-    /// A multiplicative hash over 8 bytes at a time (the run is at least 16 bytes long): ids
-    /// differ anywhere, often only in their last characters, so every byte counts.
-    /// Forgets every string: call it at the start of each network read's batch. A string kept
-    /// across batches is shared by events the decoding task is still making and events the
-    /// writer on the other core is already releasing, and its reference count then bounces
-    /// between the cores on every retain and release — on a 2-core flood that cost more than the
-    /// allocations the table saves (bench/PROFILE.md, part nine). Shared within one batch only,
-    /// a string is retained while that batch is decoded and mapped and released when it is
-    /// written, one core after the other.
+    /// Forgets every string: call it at the start of each batch (a network read, or a
+    /// consumer's poll). A string kept for a whole stream is shared by the events the decoding
+    /// task is making and the events the writer, on the other core, is releasing, and its
+    /// reference count then moves between the cores on every retain and release; on a 2-core
+    /// flood that cost more than the allocations the table saves (bench/PROFILE.md, part nine).
+    /// Shared within one batch, a string is mostly counted by one core at a time: the batch is
+    /// decoded and mapped before it is written.
     public func startBatch() {
         for index in slots.indices { slots[index] = nil }
     }
 
+    /// A multiplicative hash over 8 bytes at a time (the run is at least 16 bytes long): ids
+    /// differ anywhere, often only in their last characters, so every byte counts.
     private static func hash(_ run: UnsafeBufferPointer<UInt8>) -> UInt64 {
         let raw = UnsafeRawPointer(run.baseAddress!)
         let count = run.count

@@ -170,8 +170,8 @@ public struct EventSource: AsyncSequence, Sendable {
                         progressed = true
                         policy.madeProgress()
                     }
-                    // Moved, not copied, when nothing else waits (the usual case).
-                    if pending.isEmpty { pending = decoded } else { pending.append(contentsOf: decoded) }
+                    // Moved, not copied: nothing else waits here (the loop runs while `pending` is empty).
+                    pending = decoded
                     // Taken after every chunk, empty included: `id:` with no value resets the last
                     // event id (WHATWG), and the next connection then sends no Last-Event-ID at all,
                     // whichever chunk the reset arrived in.
