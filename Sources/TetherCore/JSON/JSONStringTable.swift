@@ -8,8 +8,8 @@ import Darwin
 
 /// The long strings a batch of a stream has parsed, so that the next message of the batch
 /// repeating one (the session id, the message id, the event type, the project hash — in every
-/// frame of a stream) shares the copy already made instead of allocating its own. Strings of up to 15 UTF-8 bytes
-/// are stored inline by Swift and need no table.
+/// frame of a stream) shares the copy already made instead of allocating its own. Strings of up
+/// to 15 UTF-8 bytes are stored inline by Swift and need no table.
 ///
 /// A fixed number of slots, each keeping the last string that hashed to it: bounded whatever the
 /// stream says, and a string that stops recurring is simply overwritten. Owned by one stream's
