@@ -13,6 +13,13 @@ struct CodexMonitorDelta: Sendable, Equatable {
     var item: String?
     var delta: String
 
+    /// The words on nearly every line of a busy stream (the envelope's method and the delta
+    /// methods), with which a reader's `JSONStringTable` starts each batch.
+    static let busyWords = [
+        "app-server-event", "item/agentMessage/delta", "item/reasoning/summaryTextDelta", "item/reasoning/textDelta",
+        "item/commandExecution/outputDelta", "item/fileChange/outputDelta",
+    ]
+
     /// The delta methods: the kind of part each extends, and which of its fields.
     static func target(ofMethod method: String) -> (kind: PartKind, field: String)? {
         switch method {

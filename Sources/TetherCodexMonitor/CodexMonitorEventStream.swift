@@ -112,7 +112,7 @@ struct CodexMonitorEventStream: Sendable {
         try await execute(machine.connected(at: Event.now()), &machine, &link, outbox)
         // Parsing on the reader's side: this task is left the machine's work (bench/PROFILE.md).
         link?.client.rpc.setDecoding(.init(keepingRaw: request.raw, ahead: true))
-        let strings = JSONStringTable()
+        let strings = JSONStringTable(vocabulary: CodexMonitorDelta.busyWords)
         while !machine.isDone {
             guard let client = link?.client else { return }
             try await outbox.flush()  // what the resync or the last batch produced, before waiting

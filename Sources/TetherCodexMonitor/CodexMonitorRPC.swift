@@ -505,7 +505,7 @@ final class CodexMonitorRPC: Sendable {
     private func readLoop() async {
         var end = Failure.closed(nil)
         // The reader's own table, for what it decodes ahead (a table is one task's).
-        let strings = JSONStringTable()
+        let strings = JSONStringTable(vocabulary: CodexMonitorDelta.busyWords)
         do {
             while let lines = try await connection.receiveBatch() {
                 strings.startBatch()

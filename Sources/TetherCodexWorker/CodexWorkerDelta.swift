@@ -12,6 +12,10 @@ struct CodexWorkerDelta: Sendable, Equatable {
     var item: String?
     var delta: String?
 
+    /// The envelope types of a busy stream, with which the follower's `JSONStringTable` starts
+    /// each batch.
+    static let busyWords = ["item.agentMessage.delta", "item.commandExecution.outputDelta", "item.fileChange.outputDelta"]
+
     /// The delta envelope types: the kind of part each extends.
     static func kind(ofType type: String) -> PartKind? {
         switch type {

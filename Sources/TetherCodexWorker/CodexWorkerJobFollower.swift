@@ -95,7 +95,7 @@ struct CodexWorkerJobFollower: Sendable {
                 // network read brought is mapped here whole and handed on as one batch.
                 try await withPipelineStage(capacity: decodedWireBytesAhead, produce: { [keepsRaw, logger = backend.logger] channel in
                     var elements = source.makeAsyncIterator()
-                    let strings = JSONStringTable()
+                    let strings = JSONStringTable(vocabulary: CodexWorkerDelta.busyWords)
                     while let batch = try await elements.nextBatch() {
                         strings.startBatch()
                         try await channel.send(contentsOf: Self.decode(batch, keepsRaw: keepsRaw, strings: strings, logger: logger),

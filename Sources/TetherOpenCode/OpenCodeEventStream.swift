@@ -64,7 +64,7 @@ struct OpenCodeEventStream: Sendable {
                 // machine and its I/O stay here, in order.
                 try await withPipelineStage(capacity: decodedWireBytesAhead, produce: { [request, logger] channel in
                     var elements = source.makeAsyncIterator()
-                    let strings = JSONStringTable()
+                    let strings = JSONStringTable(vocabulary: OpenCodeHotFrame.busyWords)
                     while let batch = try await elements.nextBatch() {
                         strings.startBatch()
                         try await channel.send(contentsOf: Self.decode(batch, at: Event.now(), raw: request.raw, strings: strings, logger: logger),

@@ -16,6 +16,9 @@ enum OpenCodeHotFrame {
         }
     }
 
+    /// The hot types, with which the stream's `JSONStringTable` starts each batch.
+    static let busyWords = ["message.part.delta", "message.part.updated"]
+
     static func isHot(_ type: String) -> Bool { type == "message.part.delta" || type == "message.part.updated" }
 
     /// What the walk found: the envelope's fields, then the payload's (bare on `/event`).

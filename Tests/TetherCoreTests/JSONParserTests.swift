@@ -133,14 +133,35 @@ import Testing
         #expect(Self.storage(second["session"]?.string) == Self.storage(third["session"]?.string))
     }
 
+    /// A word of the vocabulary reads back as the literal itself, in every batch: no copy of
+    /// its own, so no reference count for two cores to share.
+    @Test func aVocabularyWordIsTheLiteralInEveryBatch() throws {
+        let word = "message.part.updated"
+        let table = JSONStringTable(vocabulary: [word, "short", String(repeating: "x", count: 200)])
+        for _ in 0..<3 {
+            let parsed = try JSONParser.parse(Array(Self.frame.utf8), strings: table)
+            #expect(try parsed == JSONParser.parse(Self.frame))
+            #expect(Self.storage(parsed["type"]?.string) == Self.storage(word))
+            // An id is still a copy of the batch's own.
+            #expect(Self.storage(parsed["session"]?.string) != nil)
+            table.startBatch()
+        }
+        // Without the word in its vocabulary, a table makes a copy.
+        let plain = try JSONParser.parse(Array(Self.frame.utf8), strings: JSONStringTable())
+        #expect(Self.storage(plain["type"]?.string) != Self.storage(word))
+    }
+
     /// Strings that collide in a slot replace each other; each still reads back exactly.
     @Test func collisionsNeverMixStringsUp() throws {
-        let table = JSONStringTable(slots: 2)
+        let table = JSONStringTable(slots: 2, vocabulary: ["aaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbb"])
         var random = SeededRandom(seed: 7)
-        for _ in 0..<2_000 {
+        for round in 0..<2_000 {
+            if round % 100 == 0 { table.startBatch() }  // the vocabulary back in its slots
             let length = 16 + Int(random.next() % 40)
             let text = String((0..<length).map { _ in Character(Unicode.Scalar(UInt8(97 + random.next() % 3))) })
             #expect(try JSONParser.parse(Array("\"\(text)\"".utf8), strings: table) == .string(text))
+            let word = round % 2 == 0 ? "aaaaaaaaaaaaaaaaaaaa" : "aaaaaaaaaaaaaaaaaaab"
+            #expect(try JSONParser.parse(Array("\"\(word)\"".utf8), strings: table) == .string(word))
         }
     }
 

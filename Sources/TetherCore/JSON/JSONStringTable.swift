@@ -15,6 +15,11 @@ import Darwin
 /// stream says, and a string that stops recurring is simply overwritten. Owned by one stream's
 /// task (not `Sendable`): pass it to `JSONParser.parse(_:strings:)`, and call `startBatch()` for
 /// each batch.
+///
+/// A `vocabulary` of the wire's own words (event types, method names), given as string
+/// literals, is where every batch starts: a literal is stored in the program and Swift counts
+/// no references to it, so a word every message repeats costs no allocation, no reference
+/// count moving between cores, and compares equal to the adapter's own literal at once.
 public final class JSONStringTable {
     /// Strings shorter than this are inline in Swift and never allocated.
     static let shortestShared = 16
@@ -22,14 +27,28 @@ public final class JSONStringTable {
     static let longestShared = 128
 
     private var slots: [String?]
+    /// What each batch starts with: the vocabulary, each word in its slot.
+    private let words: [String?]
     private let mask: Int
 
-    /// `slots` is rounded up to a power of two.
-    public init(slots: Int = 256) {
+    /// `slots` is rounded up to a power of two. `vocabulary`: string literals (see above); a
+    /// word outside the shared lengths is left out, and of two that share a slot the later stays.
+    public init(slots: Int = 256, vocabulary: [String] = []) {
         var count = 1
         while count < max(slots, 2) { count <<= 1 }
-        self.slots = Array(repeating: nil, count: count)
-        mask = count - 1
+        let mask = count - 1
+        var words = [String?](repeating: nil, count: count)
+        for word in vocabulary {
+            var spelled = word
+            let slot = spelled.withUTF8 { run -> Int? in
+                guard run.count >= Self.shortestShared, run.count <= Self.longestShared else { return nil }
+                return Int(truncatingIfNeeded: Self.hash(run)) & mask
+            }
+            if let slot { words[slot] = word }
+        }
+        self.mask = mask
+        self.words = words
+        self.slots = words
     }
 
     /// The string these UTF-8 bytes spell: a shared copy when one is in the table, else a new
@@ -55,8 +74,9 @@ public final class JSONStringTable {
     /// flood that cost more than the allocations the table saves (bench/PROFILE.md, part nine).
     /// Shared within one batch, a string is mostly counted by one core at a time: the batch is
     /// decoded and mapped before it is written.
+    /// The vocabulary stays: its words are literals, counted by no one.
     public func startBatch() {
-        for index in slots.indices { slots[index] = nil }
+        for index in slots.indices { slots[index] = words[index] }
     }
 
     /// A multiplicative hash over 8 bytes at a time (the run is at least 16 bytes long): ids
