@@ -131,13 +131,12 @@ struct CodexMonitorEventStream: Sendable {
                     if handled == 0 { try await execute(machine.tick(at: Event.now()), &machine, &link, outbox) }
                 case .incoming(var batch):
                     incomingCount = batch.count
-                    // Taken from the back, each notification moved to the machine, not copied.
-                    batch.reverse()
-                    while let incoming = batch.popLast() {
+                    // Each notification is moved to the machine, not copied.
+                    for index in batch.indices {
                         // Read per notification: a resync or a send inside the batch takes time.
                         let now = Event.now()
                         if machine.isDone { break }  // the rest goes with the connection, closed next
-                        switch consume incoming {
+                        switch batch.moveOut(at: index, leaving: .lost(count: 0)) {
                         case .lost(let count):
                             try await execute(machine.lost(count: count, at: now), &machine, &link, outbox)
                         case .notification(let method, let params, let raw):

@@ -381,12 +381,11 @@ final class CodexMonitorRPC: Sendable {
                     keepingRaw = keep
                     if let incoming = decode(line, strings: strings, keepingRaw: keep) { batch.append(incoming) }
                 }
-                // Taken apart from the back: each entry is moved into the batch, not copied (a
-                // copy of a decoded notification is a retain of each of its strings, which the
-                // reader on the other core made).
-                entries.reverse()
-                while let entry = entries.popLast() {
-                    switch consume entry {
+                // Each entry is moved into the batch, not copied (a copy of a decoded
+                // notification is a retain of each of its strings, which the reader on the
+                // other core made).
+                for index in entries.indices {
+                    switch entries.moveOut(at: index, leaving: .lost(0)) {
                     case .line(let line): decodeLine(line)
                     case .lines(let run): run.forEach(decodeLine)
                     case .decoded(let incoming, _): batch.append(incoming)
