@@ -116,7 +116,17 @@ def fanout_row(title, gateway, events):
     rows.add(title, f"p50 {ms(gateway.get('p50_us'))} ms, p99 {ms(gateway.get('p99_us'))} ms",
              f"`tether events` p50 {ms(events.get('p50_us'))} ms, p99 {ms(events.get('p99_us'))} ms",
              f"added p99 {added99 / 1000:+.3f} ms" + ("" if complete else " (incomplete)"), "added p99 < 5 ms",
-             bool(complete) and added99 < 5000, raw={"gateway": gateway, "tether_events": events})
+             bool(complete) and added99 < 5000,
+             notes=f"deltas {arrived(gateway)} through the gateway, {arrived(events)} by `tether events`",
+             raw={"gateway": gateway, "tether_events": events})
+
+
+def arrived(reading):
+    """Which deltas a latency.py reading saw: the first and last, and how many."""
+    if not reading.get("stamped"):
+        return "none"
+    return f"{reading.get('first')}–{reading.get('last')} ({reading['stamped']:,}, gap-free)" if reading.get("complete") \
+        else f"{reading.get('first')}–{reading.get('last')} ({reading['stamped']:,}, incomplete)"
 
 
 if __name__ == "__main__":

@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 """Latency of each event from a local server to a line on a command's stdout.
 
-usage: latency.py --expect N [--warmup W] [--timeout S] -- CMD...
+usage: latency.py --expect N [--last I] [--warmup W] [--timeout S] -- CMD...
        latency.py row TITLE TETHER_JSON CURL_JSON   (appends the table row, see rows.py)
 
-The server stamps every event with its wall-clock send time (`sent_ns=NS` in a delta, or
-`"sent_ns":NS` in JSON, also when tether escapes it inside a string). This reader runs CMD, reads
-its stdout as it comes, notes the wall-clock time (`time.time_ns()`, the same CLOCK_REALTIME as
-the server's) as soon as each read returns, and for every complete line carrying a stamp records
-read time minus send time. The first W stamped lines (default 50) are a warm-up and are left out.
-It stops after N stamped lines (or when CMD's stdout ends, or after the timeout), kills CMD and
-prints one JSON object: the count and p50/p90/p99/max in microseconds.
+The server numbers every event and stamps it with its wall-clock send time (`tokenI sent_ns=NS`
+in an OpenCode delta, `{"i":I,"sent_ns":NS}` from the SSE server, also when tether escapes it
+inside a string). This reader runs CMD, reads its stdout as it comes, notes the wall-clock time
+(`time.time_ns()`, the same CLOCK_REALTIME as the server's) as soon as each read returns, and
+for the first complete line carrying each event's stamp records read time minus send time. A
+later line carrying a stamp again (a `part.completed` holds the text of all its deltas) is not a
+new event and is left out. The first W events (default 50) are a warm-up and are left out too.
+
+It stops after N events, or with `--last I` once event I arrived (or when CMD's stdout ends, or
+after the timeout), kills CMD and prints one JSON object: the count, the first and last event
+seen, and p50/p90/p99/max in microseconds. Complete means at least N events arrived and, with
+`--last`, none is missing from the first one seen through I: a client that joins a running
+stream is judged on what was sent while it was there.
 
 The same reader, on the same machine, reads the baseline (`curl -sN` of the same endpoint) and
 tether, so what it costs itself is in both numbers and cancels out of the difference.
@@ -20,7 +26,7 @@ import json, os, re, signal, subprocess, sys, time
 import rows
 from rows import percentile
 
-STAMP = re.compile(rb'sent_ns(?:\\?"?:|=)(\d+)')
+STAMP = re.compile(rb'(?:token(\d+) |"i\\?":(\d+),\\?")sent_ns(?:\\?"?:|=)(\d+)')
 
 
 def main():
@@ -28,11 +34,13 @@ def main():
     expect = int(args[args.index("--expect") + 1])
     warmup = int(args[args.index("--warmup") + 1]) if "--warmup" in args else 50
     timeout = float(args[args.index("--timeout") + 1]) if "--timeout" in args else 120
+    last = int(args[args.index("--last") + 1]) if "--last" in args else None
     command = args[args.index("--") + 1:]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
     fd = process.stdout.fileno()
     latencies = []
-    seen = lines = 0
+    arrived_events = set()
+    lines = 0
     os.set_blocking(fd, True)
     signal.signal(signal.SIGALRM, rows.raise_timeout)
     signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -43,10 +51,13 @@ def main():
                 match = STAMP.search(line)
                 if not match:
                     continue
-                seen += 1
-                if seen > warmup:
-                    latencies.append(arrived - int(match.group(1)))
-            if seen >= expect:
+                event = int(match.group(1) or match.group(2))
+                if event in arrived_events:
+                    continue
+                arrived_events.add(event)
+                if len(arrived_events) > warmup:
+                    latencies.append(arrived - int(match.group(3)))
+            if (last in arrived_events) if last is not None else len(arrived_events) >= expect:
                 break
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -54,12 +65,16 @@ def main():
         process.wait()
     latencies.sort()
     us = lambda q: round(percentile(latencies, q) / 1000, 1)
+    seen = len(arrived_events)
+    first, final = (min(arrived_events), max(arrived_events)) if arrived_events else (None, None)
+    gap_free = last is None or (final == last and seen == last - first + 1)
+    complete = seen >= expect and gap_free
     print(json.dumps({
-        "complete": seen >= expect, "stamped": seen, "lines": lines, "measured": len(latencies),
+        "complete": complete, "stamped": seen, "first": first, "last": final, "lines": lines, "measured": len(latencies),
         "p50_us": us(0.50), "p90_us": us(0.90), "p99_us": us(0.99),
         "max_us": round(latencies[-1] / 1000, 1) if latencies else None,
     }))
-    sys.exit(0 if seen >= expect else 1)
+    sys.exit(0 if complete else 1)
 
 
 def row(title, tether, curl):
