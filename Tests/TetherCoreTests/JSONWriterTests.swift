@@ -49,3 +49,13 @@ import TetherCore
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 }
+
+/// Event data leaves out what does not apply.
+@Suite struct JSONObjectCompactTests {
+    @Test func nullsAreLeftOutAndTheRestKeepsItsOrder() {
+        let object = JSONObject.compact(["a": 1, "gone": .null, "b": "x", "also": JSONValue(nil as String?), "c": false])
+        #expect(object.keys == ["a", "b", "c"])
+        #expect(object == ["a": 1, "b": "x", "c": false])
+        #expect(JSONObject.compact(["only": .null]).isEmpty)
+    }
+}
