@@ -29,6 +29,11 @@ from rows import percentile
 STAMP = re.compile(rb'(?:token(\d+) |"i\\?":(\d+),\\?")sent_ns(?:\\?"?:|=)(\d+)')
 
 
+def stamps(line):
+    """Each (event number, send time in ns) the line carries, in order."""
+    return [(int(token or index), int(sent)) for token, index, sent in STAMP.findall(line)]
+
+
 def main():
     args = sys.argv[1:]
     expect = int(args[args.index("--expect") + 1])
@@ -48,15 +53,15 @@ def main():
         for arrived, chunk_lines in rows.line_chunks(fd):
             for line in chunk_lines:
                 lines += 1
-                match = STAMP.search(line)
-                if not match:
+                carried = stamps(line)
+                if not carried:
                     continue
-                event = int(match.group(1) or match.group(2))
+                event, sent = carried[0]
                 if event in arrived_events:
                     continue
                 arrived_events.add(event)
                 if len(arrived_events) > warmup:
-                    latencies.append(arrived - int(match.group(3)))
+                    latencies.append(arrived - sent)
             if (last in arrived_events) if last is not None else len(arrived_events) >= expect:
                 break
     finally:

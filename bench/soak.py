@@ -11,11 +11,12 @@ warm-up: connection, first allocations, caches filling); the end RSS is the last
 MARKER (the stream's last event) arrived. Also reported: the peak after the warm-up, the
 least-squares slope of RSS over the steady window (MB per minute: a leak shows as a steady
 slope, allocator high water as a step that flattens), how many events arrived and at what rate,
-and, when they carry `sent_ns`, their latency percentiles under this load. Prints one JSON object; every sample goes to the CSV (seconds, RSS KiB, lines).
+and, when they carry `sent_ns`, their latency percentiles under this load (from lines carrying
+one stamp: a `part.completed` repeats the stamps of all its deltas, the first from long before). Prints one JSON object; every sample goes to the CSV (seconds, RSS KiB, lines).
 """
 import json, os, re, signal, subprocess, sys, threading, time
 
-from latency import STAMP
+from latency import STAMP, stamps
 import rows
 from rows import percentile, rss_kb
 
@@ -58,9 +59,9 @@ def main():
                     if state["first"] is None:
                         state["first"] = time.monotonic() - start
                     state["events"] += 1
-                    stamp = STAMP.search(line)
-                    if stamp:
-                        latencies.append(arrived - int(stamp.group(1)))
+                    carried = stamps(line)
+                    if len(carried) == 1:  # a part.completed repeats its deltas' stamps: not new
+                        latencies.append(arrived - carried[0][1])
                 if marker in line:
                     found = True
                     finished_at = time.monotonic() - start
