@@ -19,7 +19,8 @@ import Darwin
 /// A `vocabulary` of the wire's own words (event types, method names), given as string
 /// literals, is where every batch starts: a literal is stored in the program and Swift counts
 /// no references to it, so a word every message repeats costs no allocation, no reference
-/// count moving between cores, and compares equal to the adapter's own literal at once.
+/// count moving between cores, and compares equal at once to the adapter's literal when the
+/// compiler made the two one.
 public final class JSONStringTable {
     /// Strings shorter than this are inline in Swift and never allocated.
     static let shortestShared = 16
