@@ -125,8 +125,8 @@ def arrived(reading):
     """Which deltas a latency.py reading saw: the first and last, and how many."""
     if not reading.get("stamped"):
         return "none"
-    return f"{reading.get('first')}–{reading.get('last')} ({reading['stamped']:,}, gap-free)" if reading.get("complete") \
-        else f"{reading.get('first')}–{reading.get('last')} ({reading['stamped']:,}, incomplete)"
+    return f"{reading.get('first')}–{reading.get('last')} ({reading['stamped']:,}, " \
+        + ("gap-free)" if reading.get("gap_free") else "with gaps)")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ for the first complete line carrying each event's stamp records read time minus 
 later line carrying a stamp again (a `part.completed` holds the text of all its deltas) is not a
 new event and is left out. The first W events (default 50) are a warm-up and are left out too.
 
-It stops after N events, or with `--last I` once event I arrived (or when CMD's stdout ends, or
-after the timeout), kills CMD and prints one JSON object: the count, the first and last event
-seen, and p50/p90/p99/max in microseconds. Complete means at least N events arrived and, with
+It stops after N events, or with `--last I` once event I (or a later one) arrived (or when
+CMD's stdout ends, or after the timeout), kills CMD and prints one JSON object: the count, the
+first and last event seen, and p50/p90/p99/max in microseconds. Complete means at least N events arrived and, with
 `--last`, none is missing from the first one seen through I: a client that joins a running
 stream is judged on what was sent while it was there.
 
@@ -45,6 +45,7 @@ def main():
     fd = process.stdout.fileno()
     latencies = []
     arrived_events = set()
+    highest = -1
     lines = 0
     os.set_blocking(fd, True)
     signal.signal(signal.SIGALRM, rows.raise_timeout)
@@ -60,9 +61,10 @@ def main():
                 if event in arrived_events:
                     continue
                 arrived_events.add(event)
+                highest = max(highest, event)
                 if len(arrived_events) > warmup:
                     latencies.append(arrived - sent)
-            if (last in arrived_events) if last is not None else len(arrived_events) >= expect:
+            if (highest >= last) if last is not None else len(arrived_events) >= expect:
                 break
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -75,7 +77,8 @@ def main():
     gap_free = last is None or (final == last and seen == last - first + 1)
     complete = seen >= expect and gap_free
     print(json.dumps({
-        "complete": complete, "stamped": seen, "first": first, "last": final, "lines": lines, "measured": len(latencies),
+        "complete": complete, "gap_free": gap_free, "stamped": seen, "first": first, "last": final,
+        "lines": lines, "measured": len(latencies),
         "p50_us": us(0.50), "p90_us": us(0.90), "p99_us": us(0.99),
         "max_us": round(latencies[-1] / 1000, 1) if latencies else None,
     }))

@@ -11,8 +11,10 @@ warm-up: connection, first allocations, caches filling); the end RSS is the last
 MARKER (the stream's last event) arrived. Also reported: the peak after the warm-up, the
 least-squares slope of RSS over the steady window (MB per minute: a leak shows as a steady
 slope, allocator high water as a step that flattens), how many events arrived and at what rate,
-and, when they carry `sent_ns`, their latency percentiles under this load (from lines carrying
-one stamp: a `part.completed` repeats the stamps of all its deltas, the first from long before). Prints one JSON object; every sample goes to the CSV (seconds, RSS KiB, lines).
+and, when they carry `sent_ns`, their latency percentiles under this load: each event's from
+the first line carrying its stamp (the stream numbers its events in order; a `part.completed`
+repeats a delta's stamp). Prints one JSON object; every sample goes to the CSV (seconds, RSS
+KiB, lines).
 """
 import json, os, re, signal, subprocess, sys, threading, time
 
@@ -49,6 +51,7 @@ def main():
     signal.setitimer(signal.ITIMER_REAL, timeout)
     fd = process.stdout.fileno()
     latencies = []
+    newest = -1  # the highest event number seen: a line carrying it again is a repeat
     found = False
     finished_at = None
     try:
@@ -60,7 +63,9 @@ def main():
                         state["first"] = time.monotonic() - start
                     state["events"] += 1
                     carried = stamps(line)
-                    if len(carried) == 1:  # a part.completed repeats its deltas' stamps: not new
+                    # A part.completed repeats the stamp of a delta already read: not a new event.
+                    if carried and carried[0][0] > newest:
+                        newest = carried[0][0]
                         latencies.append(arrived - carried[0][1])
                 if marker in line:
                     found = True

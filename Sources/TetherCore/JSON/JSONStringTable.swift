@@ -68,14 +68,13 @@ public final class JSONStringTable {
         return made
     }
 
-    /// Forgets every string: call it at the start of each batch (a network read, or a
-    /// consumer's poll). A string kept for a whole stream is shared by the events the decoding
+    /// Forgets every string but the vocabulary's (literals, counted by no one): call it at the
+    /// start of each batch (a network read, or a consumer's poll). A string kept for a whole stream is shared by the events the decoding
     /// task is making and the events the writer, on the other core, is releasing, and its
     /// reference count then moves between the cores on every retain and release; on a 2-core
     /// flood that cost more than the allocations the table saves (bench/PROFILE.md, part nine).
     /// Shared within one batch, a string is mostly counted by one core at a time: the batch is
     /// decoded and mapped before it is written.
-    /// The vocabulary stays: its words are literals, counted by no one.
     public func startBatch() {
         for index in slots.indices { slots[index] = words[index] }
     }
