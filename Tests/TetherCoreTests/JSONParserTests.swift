@@ -154,6 +154,20 @@ import Testing
         #expect(Self.storage(plain["type"]?.string) != Self.storage(word))
     }
 
+    /// Ids that differ only in their last characters (a thread's and its turn's, numbered alike;
+    /// parts numbered in order) each keep a slot: a stream that names them in turn shares each.
+    @Test func idsThatDifferOnlyAtTheEndAreSharedSideBySide() throws {
+        let table = JSONStringTable()
+        let ids = (1...4).map { "019a0000-f100-7000-8000-00000000000\($0)" } + ["prt_d26e6ba000ffWLv9XPCaXTw01", "prt_d26e6ba000ffWLv9XPCaXTw02"]
+        let line = Array("[\(ids.map { "\"\($0)\"" }.joined(separator: ","))]".utf8)
+        let first = try JSONParser.parse(line, strings: table)
+        let second = try JSONParser.parse(line, strings: table)
+        for index in ids.indices {
+            #expect(first[index]?.string == ids[index])
+            #expect(Self.storage(first[index]?.string) == Self.storage(second[index]?.string), "\(ids[index])")
+        }
+    }
+
     /// Strings that collide in a slot replace each other; each still reads back exactly.
     @Test func collisionsNeverMixStringsUp() throws {
         let table = JSONStringTable(slots: 2, vocabulary: ["aaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbb"])

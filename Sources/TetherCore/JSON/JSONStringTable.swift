@@ -30,24 +30,28 @@ public final class JSONStringTable {
     private var slots: [String?]
     /// What each batch starts with: the vocabulary, each word in its slot.
     private let words: [String?]
-    private let mask: Int
+    /// A slot is the hash's top bits: 64 minus this many (see `hash`).
+    private let shift: UInt64
 
     /// `slots` is rounded up to a power of two. `vocabulary`: string literals (see above); a
     /// word outside the shared lengths is left out, and of two that share a slot the later stays.
     public init(slots: Int = 256, vocabulary: [String] = []) {
-        var count = 1
-        while count < max(slots, 2) { count <<= 1 }
-        let mask = count - 1
+        var count = 2, bits: UInt64 = 1
+        while count < slots {
+            count <<= 1
+            bits += 1
+        }
+        let shift = 64 - bits
         var words = [String?](repeating: nil, count: count)
         for word in vocabulary {
             var spelled = word
             let slot = spelled.withUTF8 { run -> Int? in
                 guard run.count >= Self.shortestShared, run.count <= Self.longestShared else { return nil }
-                return Int(truncatingIfNeeded: Self.hash(run)) & mask
+                return Self.slot(run, shift: shift)
             }
             if let slot { words[slot] = word }
         }
-        self.mask = mask
+        self.shift = shift
         self.words = words
         self.slots = words
     }
@@ -56,7 +60,7 @@ public final class JSONStringTable {
     /// one (kept for next time); nil when the run is too short or too long to be worth sharing.
     func string(_ run: UnsafeBufferPointer<UInt8>) -> String? {
         guard run.count >= Self.shortestShared, run.count <= Self.longestShared else { return nil }
-        let slot = Int(truncatingIfNeeded: Self.hash(run)) & mask
+        let slot = Self.slot(run, shift: shift)
         if var cached = slots[slot] {
             let same = cached.withUTF8 { stored in
                 stored.count == run.count && memcmp(stored.baseAddress!, run.baseAddress!, run.count) == 0
@@ -79,6 +83,14 @@ public final class JSONStringTable {
         for index in slots.indices { slots[index] = words[index] }
     }
 
+    /// The slot of a run: the top bits of its hash, the only ones every byte reaches (a
+    /// multiplication carries a change upwards only; the bottom bits would miss the last byte,
+    /// which read little-endian is the top of the last word, and two ids that differ only
+    /// there — a thread's and its turn's, numbered alike — would take turns in one slot).
+    private static func slot(_ run: UnsafeBufferPointer<UInt8>, shift: UInt64) -> Int {
+        Int(truncatingIfNeeded: hash(run) >> shift)
+    }
+
     /// A multiplicative hash over 8 bytes at a time (the run is at least 16 bytes long): ids
     /// differ anywhere, often only in their last characters, so every byte counts.
     private static func hash(_ run: UnsafeBufferPointer<UInt8>) -> UInt64 {
@@ -94,6 +106,6 @@ public final class JSONStringTable {
             // The last 8 bytes, overlapping what came before.
             hash = (hash ^ raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)) &* 0xC4CE_B9FE_1A85_EC53
         }
-        return hash ^ (hash >> 32)
+        return hash
     }
 }
