@@ -24,6 +24,33 @@ import Testing
         #expect(map["b"] == nil && map["a"] == 4 && map["c"] == 3 && map.evicted == 1)
     }
 
+    /// One lookup to open or change: a new key is stored as the newest (evicting as `set` does),
+    /// an existing one is changed in place and keeps its place, and the value offered is dropped.
+    @Test func insertOrUpdateStoresNewKeysAndChangesKnownOnes() {
+        var map = RecentMap<Int>(capacity: 2)
+        guard case .inserted(let none) = map.insert(1, forKey: "a", orUpdate: { $0 += 100 }) else {
+            Issue.record("a new key was not inserted")
+            return
+        }
+        #expect(none == nil && map["a"] == 1)
+        guard case .updated = map.insert(7, forKey: "a", orUpdate: { $0 += 100 }) else {
+            Issue.record("a known key was not updated")
+            return
+        }
+        #expect(map["a"] == 101 && map.count == 1)
+        _ = map.insert(2, forKey: "b", orUpdate: { _ in })
+        _ = map.insert(0, forKey: "a", orUpdate: { $0 += 1 })  // an update keeps a's place (oldest)
+        guard case .inserted(let released) = map.insert(3, forKey: "c", orUpdate: { _ in }) else {
+            Issue.record("a new key was not inserted")
+            return
+        }
+        #expect(released?.key == "a" && released?.value == 102)
+        #expect(map["a"] == nil && map["b"] == 2 && map["c"] == 3 && map.evicted == 1)
+        // Ever-new keys through it stay bounded, as through `set`.
+        for index in 0..<50_000 { _ = map.insert(index, forKey: "k\(index)", orUpdate: { _ in }) }
+        #expect(map.count == 2 && map.orderRows <= 2 * 16 + 1 && map["k49999"] == 49_999)
+    }
+
     /// Churn (a stream opening and finishing parts forever) keeps the bookkeeping bounded.
     @Test func churnStaysBounded() {
         var map = RecentMap<Int>(capacity: 100)

@@ -51,6 +51,31 @@ public struct RecentMap<Value>: Sequence {
         return evictIfFull()
     }
 
+    /// What `insert(_:forKey:orUpdate:)` did.
+    public enum Insertion {
+        /// The key was new: `value` is stored as the newest, and the bound let go of this entry, if any.
+        case inserted(released: (key: String, value: Value)?)
+        /// The key had an entry, changed in place by the update.
+        case updated
+    }
+
+    /// Stores `value` when `key` has no entry, else changes that entry in place with `update` (and
+    /// `value` is dropped): one lookup either way, where `update` then `set` would take two.
+    public mutating func insert(_ value: Value, forKey key: String, orUpdate update: (inout Value) -> Void) -> Insertion {
+        // A row number no entry has: an entry that has it after the access was just stored.
+        let row = firstRow + order.count
+        var inserted = false
+        Self.access(&entries[key, default: (value, row)]) { entry in
+            if entry.row == row { inserted = true } else { update(&entry.value) }
+        }
+        guard inserted else { return .updated }
+        order.append(key)
+        defer { compactIfSparse() }
+        return .inserted(released: evictIfFull())
+    }
+
+    private static func access<Entry>(_ entry: inout Entry, _ body: (inout Entry) -> Void) { body(&entry) }
+
     /// Changes an entry in place (no copy of what it holds); nil when there is none.
     @discardableResult
     public mutating func update<Result>(_ key: String, _ body: (inout Value) -> Result) -> Result? {
