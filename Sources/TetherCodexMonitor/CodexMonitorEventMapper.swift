@@ -82,7 +82,12 @@ struct CodexMonitorEventMapper {
     // What is kept per turn, part and session is bounded (`RecentMap`): a stream of turns or
     // items that never finish lets go of the oldest instead of growing; `releasedState` counts
     // it so the stream can say so once.
-    private var openTurns = RecentMap<TurnState>(capacity: 1024)
+    private var openTurns = RecentMap<TurnState>(capacity: 1024) {
+        didSet { lastOpenTurn = nil }  // whatever changed, it may have been that turn
+    }
+    /// The turn `ensureTurn` last found or made open: a busy stream names the same turn line
+    /// after line. Forgotten at any change to `openTurns`.
+    private var lastOpenTurn: (session: String, turn: String)?
     private var finishedTurns = RecentSet(capacity: 4096)
     private var openParts = RecentMap<PartState>(capacity: 1024)
     private var completedParts = RecentSet(capacity: 16_384)
@@ -270,9 +275,15 @@ struct CodexMonitorEventMapper {
     }
 
     private mutating func ensureTurn(session: String, turn: String) -> [Event] {
+        if let lastOpenTurn, lastOpenTurn.turn == turn, lastOpenTurn.session == session { return [] }
         let key = stateKey(session, turn)
-        guard openTurns[key] == nil, !finishedTurns.contains(key) else { return [] }
+        if openTurns[key] != nil {
+            lastOpenTurn = (session, turn)
+            return []
+        }
+        guard !finishedTurns.contains(key) else { return [] }
         openTurns[key] = TurnState(session: session, id: turn)
+        lastOpenTurn = (session, turn)
         knownSessions.insert(session)
         return [.turnStarted(session: session, turn: turn)] + setStatus(session, .busy)
     }
@@ -320,11 +331,13 @@ struct CodexMonitorEventMapper {
         var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
         let key = stateKey(session, id)
         guard !completedParts.contains(key) else { return events }
-        if openParts.update(key, { $0.item = item }) != nil {
+        let part = PartState(session: session, turn: turn, id: id, kind: kind, item: item, sequence: partSequence + 1)
+        let holds = part.assembledBytes
+        guard case .inserted(let released) = openParts.insert(part, forKey: key, orUpdate: { $0.item = item }) else {
             return events  // a fresher snapshot (a re-read): no second part.started
         }
         partSequence += 1
-        insertPart(PartState(session: session, turn: turn, id: id, kind: kind, item: item, sequence: partSequence), key)
+        countOpened(holding: holds, released: released)
         var content = CodexThreadItem.content(of: item)
         if kind == .text || kind == .reasoning || kind == .plan { content["text"] = "" }
         events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: content))
@@ -349,22 +362,31 @@ struct CodexMonitorEventMapper {
         return events
     }
 
-    /// A delta read straight from its line (`CodexMonitorDelta.read`): the same events as the
+    /// A line read straight from its bytes (`CodexMonitorHotLine.read`): the same events as the
     /// `app-server-event` it came in, parsed.
-    mutating func map(_ read: CodexMonitorDelta) -> [Event] {
-        guard let target = CodexMonitorDelta.target(ofMethod: read.method) else { return [] }
-        let session = read.thread.map { sessionID(workspace: read.workspace, thread: $0) }
-        return delta(session, read.turn, item: read.item, delta: read.delta, kind: target.kind, field: target.field)
+    mutating func map(_ hot: CodexMonitorHotLine) -> [Event] {
+        switch hot {
+        case .delta(let read):
+            guard let target = CodexMonitorDelta.target(ofMethod: read.method) else { return [] }
+            let session = read.thread.map { sessionID(workspace: read.workspace, thread: $0) }
+            return delta(session, read.turn, item: read.item, delta: read.delta, kind: target.kind, field: target.field)
+        case .itemStarted(let start):
+            guard let thread = start.thread else { return [] }
+            return startItem(session: sessionID(workspace: start.workspace, thread: thread), turn: start.turn, item: start.item)
+        }
     }
 
     private mutating func delta(_ session: String?, _ turn: String?, item: String?, delta: String?, kind: PartKind,
                                 field: String) -> [Event] {
         guard let session, let id = item, let delta, !delta.isEmpty else { return [] }
         let key = stateKey(session, id)
-        guard !completedParts.contains(key) else { return [] }  // late, or already read whole after a resync
-        var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
         let toOutput = field == "output", limit = textLimits.perItem, budgetLeft = textLimits.overAll - assembledBytes
-        if let kept = openParts.update(key, { $0.append(delta, toOutput: toOutput, limit: limit, budgetLeft: budgetLeft) }) {
+        // An open part is never a completed one (a part leaves one as it joins the other), so
+        // the delta of an open part takes one lookup.
+        let kept = openParts.update(key, { $0.append(delta, toOutput: toOutput, limit: limit, budgetLeft: budgetLeft) })
+        guard kept != nil || !completedParts.contains(key) else { return [] }  // late, or already read whole after a resync
+        var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
+        if let kept {
             noteAppended(delta, kept: kept)
         } else {
             // Its item/started was missed (dropped by a lagging daemon): start it from what we know.
@@ -384,8 +406,14 @@ struct CodexMonitorEventMapper {
 
     /// Opens a part; the oldest is let go of when too many are open.
     private mutating func insertPart(_ part: PartState, _ key: String) {
-        assembledBytes += part.assembledBytes
-        if let released = openParts.set(part, forKey: key) { assembledBytes -= released.value.assembledBytes }
+        let holds = part.assembledBytes
+        countOpened(holding: holds, released: openParts.set(part, forKey: key))
+    }
+
+    /// Counts what a part just opened holds, and what the one let go of to make room held.
+    private mutating func countOpened(holding bytes: Int, released: (key: String, value: PartState)?) {
+        assembledBytes += bytes
+        if let released { assembledBytes -= released.value.assembledBytes }
     }
 
     /// A part leaves (completed, or its turn ended).

@@ -112,7 +112,7 @@ struct CodexMonitorEventStream: Sendable {
         try await execute(machine.connected(at: Event.now()), &machine, &link, outbox)
         // Parsing on the reader's side: this task is left the machine's work (bench/PROFILE.md).
         link?.client.rpc.setDecoding(.init(keepingRaw: request.raw, ahead: true))
-        let strings = JSONStringTable(vocabulary: CodexMonitorDelta.busyWords)
+        let strings = JSONStringTable(vocabulary: CodexMonitorHotLine.busyWords)
         while !machine.isDone {
             guard let client = link?.client else { return }
             try await outbox.flush()  // what the resync or the last batch produced, before waiting
@@ -142,9 +142,9 @@ struct CodexMonitorEventStream: Sendable {
                         case .notification(let method, let params, let raw):
                             delivered = true
                             try await execute(machine.receive(method: method, params: params, raw: raw, at: now), &machine, &link, outbox)
-                        case .delta(let delta):
+                        case .hot(let hot):
                             delivered = true
-                            try await execute(machine.receive(delta, at: now), &machine, &link, outbox)
+                            try await execute(machine.receive(hot, at: now), &machine, &link, outbox)
                         }
                     }
                     handled += incomingCount ?? 0
@@ -291,7 +291,7 @@ struct CodexMonitorEventStream: Sendable {
             switch poll {
             case .timedOut, .ended: return collected
             case .incoming(.lost): continue
-            case .incoming(.delta): continue  // only when decoding keeps no raw; a new connection keeps it
+            case .incoming(.hot): continue  // only when decoding keeps no raw; a new connection keeps it
             case .incoming(.notification(let method, let params, let raw)): collected.append((method, params, raw))
             }
         }

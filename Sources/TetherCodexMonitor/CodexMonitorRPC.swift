@@ -34,9 +34,9 @@ final class CodexMonitorRPC: Sendable {
     enum Incoming: Sendable, Equatable {
         /// A daemon notification; `raw` is the whole line, for `--raw`.
         case notification(method: String, params: JSONValue, raw: JSONValue)
-        /// An `app-server-event` carrying an item delta, read without parsing the line (only when
-        /// the consumer keeps no `raw`: see `poll`).
-        case delta(CodexMonitorDelta)
+        /// An `app-server-event` carrying an item delta or an `item/started`, read without
+        /// parsing the line whole (only when the consumer keeps no `raw`: see `poll`).
+        case hot(CodexMonitorHotLine)
         /// This many notifications were dropped here because the consumer fell behind.
         case lost(count: Int)
     }
@@ -301,8 +301,8 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
-    /// How notifications are decoded. `keepingRaw` false: item deltas come as `.delta`, read
-    /// straight from their bytes (`CodexMonitorDelta.read`), and others keep no `raw`. `ahead`:
+    /// How notifications are decoded. `keepingRaw` false: item deltas and `item/started` come as
+    /// `.hot`, read straight from their bytes (`CodexMonitorHotLine.read`), and others keep no `raw`. `ahead`:
     /// the reader decodes what it queues, in its own task (a line that is not JSON is logged and
     /// skipped there) — for a follower, whose work on each notification would otherwise include
     /// parsing it. The queue then holds at most `decodeAheadBudget` bytes' worth while no call
@@ -410,17 +410,17 @@ final class CodexMonitorRPC: Sendable {
         }
     }
 
-    /// A line read for a consumer: an item delta straight from its bytes when the consumer keeps
+    /// A line read for a consumer: a hot line straight from its bytes when the consumer keeps
     /// no `raw`, else the parse.
     private enum Read {
-        case delta(CodexMonitorDelta)
+        case hot(CodexMonitorHotLine)
         case value(JSONValue)
     }
 
     /// How a line is read, by the consumer (`decode`) or by the reader ahead of it (`handle`);
     /// nil (logged) when it is not JSON.
     private func read(_ line: [UInt8], strings: JSONStringTable?, keepingRaw: Bool) -> Read? {
-        if !keepingRaw, let delta = CodexMonitorDelta.read(line, strings: strings) { return .delta(delta) }
+        if !keepingRaw, let hot = CodexMonitorHotLine.read(line, strings: strings) { return .hot(hot) }
         return parsed(line, strings: strings).map(Read.value)
     }
 
@@ -428,7 +428,7 @@ final class CodexMonitorRPC: Sendable {
     private func decode(_ line: [UInt8], strings: JSONStringTable?, keepingRaw: Bool) -> Incoming? {
         let value: JSONValue
         switch read(line, strings: strings, keepingRaw: keepingRaw) {
-        case .delta(let delta): return .delta(delta)
+        case .hot(let hot): return .hot(hot)
         case .value(let parsed): value = parsed
         case nil: return nil
         }
@@ -504,7 +504,7 @@ final class CodexMonitorRPC: Sendable {
     private func readLoop() async {
         var end = Failure.closed(nil)
         // The reader's own table, for what it decodes ahead (a table is one task's).
-        let strings = JSONStringTable(vocabulary: CodexMonitorDelta.busyWords)
+        let strings = JSONStringTable(vocabulary: CodexMonitorHotLine.busyWords)
         do {
             while let lines = try await connection.receiveBatch() {
                 strings.startBatch()
@@ -526,7 +526,7 @@ final class CodexMonitorRPC: Sendable {
         if let keepingRaw = state.withLock({ $0.decodesAhead }) {
             // Read whatever it is: telling a notification from a response first would read it twice.
             switch read(line, strings: strings, keepingRaw: keepingRaw) {
-            case .delta(let delta): return enqueue(.decoded(.delta(delta), bytes: line.count))
+            case .hot(let hot): return enqueue(.decoded(.hot(hot), bytes: line.count))
             case .value(let value): return route(value, line: line, decodedAhead: true)
             case nil: return nil
             }

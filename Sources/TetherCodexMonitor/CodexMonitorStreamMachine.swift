@@ -175,12 +175,12 @@ struct CodexMonitorStreamMachine {
         return notes + emit(events) + (resync ? [.resync] : [])
     }
 
-    /// An item delta read straight from its line (`CodexMonitorRPC.Incoming.delta`), received at
+    /// A hot line read straight from its bytes (`CodexMonitorRPC.Incoming.hot`), received at
     /// `time`: what `receive(method:…)` does with the `app-server-event` it came in.
-    mutating func receive(_ delta: CodexMonitorDelta, at time: Double) -> [Action] {
+    mutating func receive(_ hot: CodexMonitorHotLine, at time: Double) -> [Action] {
         lastActivity = time
-        if configuration.filtersWorkspaces, !watched.contains(delta.workspace) { return [] }
-        return emit(mapper.map(delta).stamped(at: time))
+        if configuration.filtersWorkspaces, !watched.contains(hot.workspace) { return [] }
+        return emit(mapper.map(hot).stamped(at: time))
     }
 
     /// The RPC layer dropped `count` notifications (Tether fell behind while a call waited):

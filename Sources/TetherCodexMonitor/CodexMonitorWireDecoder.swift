@@ -13,8 +13,8 @@ public struct CodexMonitorWireDecoder {
 
     private let keepingRaw: Bool
 
-    /// `keepingRaw`: each event carries its wire message as `raw`. Without it, item deltas are
-    /// read straight from the bytes, as the live stream reads them when `--raw` is not asked
+    /// `keepingRaw`: each event carries its wire message as `raw`. Without it, item deltas and
+    /// `item/started` are read straight from the bytes (`CodexMonitorHotLine`), as the live stream reads them when `--raw` is not asked
     /// for; the events are the same but for `raw`.
     public init(workspace: String, keepingRaw: Bool = true) {
         self.workspace = workspace
@@ -24,7 +24,7 @@ public struct CodexMonitorWireDecoder {
     /// What one line (without its newline) means: `nil` when it is not JSON or not a response
     /// or notification (the client logs and skips those lines).
     public mutating func events(fromLine line: [UInt8]) -> [Event]? {
-        if !keepingRaw, let delta = CodexMonitorDelta.read(line, strings: nil) { return mapper.map(delta) }
+        if !keepingRaw, let hot = CodexMonitorHotLine.read(line, strings: nil) { return mapper.map(hot) }
         guard let value = try? JSONParser.parse(line) else { return nil }
         switch CodexMonitorRPC.Message.classify(value) {
         case .notification(let method, let params):

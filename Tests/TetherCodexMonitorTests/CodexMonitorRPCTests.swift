@@ -240,7 +240,7 @@ import TetherNet
         let ahead = try await received(decodingAhead: true)
         #expect(ahead == (try await received(decodingAhead: false)))
         #expect(ahead.count == 3)
-        guard case .delta(let delta) = ahead.first else {
+        guard case .hot(.delta(let delta)) = ahead.first else {
             #expect(keepingRaw, "without raw, a delta comes read from its bytes")
             return
         }

@@ -12,7 +12,8 @@ runFuzzer(fuzz)
 ///
 /// Oracles: no crash or ASan report; every event encodes as one JSON line that reads back the
 /// same; every pending approval belongs to a session; a second decoder that keeps no `raw`
-/// (reading item deltas straight from the bytes, as the live stream does without `--raw`)
+/// (reading item deltas and `item/started` straight from the bytes, as the live stream does
+/// without `--raw`)
 /// means the same events but for `raw`.
 func fuzz(_ input: FuzzInput) {
     var framer = LineFramer(maxLineLength: 1 << 20)
