@@ -30,7 +30,6 @@ public struct JSONParser {
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth,
                              strings: JSONStringTable? = nil) throws(Error) -> JSONValue {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth, strings: strings)
-        parser.members.reserveCapacity(16)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
@@ -97,6 +96,9 @@ public struct JSONParser {
             index += 1
             return .object(JSONObject())
         }
+        // Room for a message's members at once, when the first object comes (a `JSONScanner`
+        // that builds only a small subtree, or none, allocates nothing or once, never by doubling).
+        if members.capacity == 0 { members.reserveCapacity(16) }
         let base = members.count
         while true {
             skipWhitespace()
@@ -129,6 +131,7 @@ public struct JSONParser {
             index += 1
             return .array([])
         }
+        if elements.capacity == 0 { elements.reserveCapacity(16) }
         let base = elements.count
         while true {
             skipWhitespace()
