@@ -64,15 +64,23 @@ struct CodexWorkerEventMapper {
 
     func hasFinished(job: String) -> Bool { finishedJobs.contains(job) }
 
-    /// A delta envelope read straight from its bytes (`CodexWorkerDelta.read`): the same events
+    /// An envelope read straight from its bytes (`CodexWorkerHotEnvelope.read`): the same events
     /// as the envelope parsed.
-    mutating func map(_ read: CodexWorkerDelta) -> [Event] {
-        guard let kind = CodexWorkerDelta.kind(ofType: read.type),
-              let admitted = admit(type: read.type, job: read.job, seq: read.seq, thread: read.thread) else { return [] }
-        var events = admitted.events
-        appendDelta(kind: kind, job: read.job, thread: read.thread, item: read.item, delta: read.delta, cursor: admitted.cursor,
-                    to: &events)
-        return events
+    mutating func map(_ hot: CodexWorkerHotEnvelope) -> [Event] {
+        switch hot {
+        case .delta(let read):
+            guard let kind = CodexWorkerDelta.kind(ofType: read.type),
+                  let admitted = admit(type: read.type, job: read.job, seq: read.seq, thread: read.thread) else { return [] }
+            var events = admitted.events
+            appendDelta(kind: kind, job: read.job, thread: read.thread, item: read.item, delta: read.delta, cursor: admitted.cursor,
+                        to: &events)
+            return events
+        case .itemStarted(let start):
+            guard let admitted = admit(type: "item.started", job: start.job, seq: start.seq, thread: start.thread) else { return [] }
+            var events = admitted.events
+            startItem(start.item, job: start.job, thread: start.thread, cursor: admitted.cursor, to: &events)
+            return events
+        }
     }
 
     /// What every envelope does first: drop a duplicate (nil), note the job's last seq and its
@@ -97,6 +105,14 @@ struct CodexWorkerEventMapper {
         }
         lastAdmitted = (job, thread ?? (known ? lastAdmitted?.thread : nil))
         return (events, cursor)
+    }
+
+    private mutating func startItem(_ item: JSONValue, job: String, thread: String?, cursor: String?, to events: inout [Event]) {
+        guard let id = item["id"]?.string, let kind = CodexThreadItem.kind(of: item) else { return }
+        if kind == .fileChange { fileChanges[id] = item }
+        var content = CodexThreadItem.content(of: item)
+        if kind == .text || kind == .reasoning { content["text"] = "" }
+        events.append(.part(.partStarted, session: thread ?? threadOf(job), turn: job, part: id, kind: kind, content: content, cursor: cursor))
     }
 
     private func appendDelta(kind: PartKind, job: String, thread: String?, item: String?, delta: String?, cursor: String?,
@@ -132,20 +148,15 @@ struct CodexWorkerEventMapper {
             if let outcome = CodexThreadItem.outcome(ofTurnStatus: turn?["status"]?.string) {
                 outcomes[job] = (outcome, turn?["error"]?["message"]?.string)
             }
-        case "item.started", "item.completed":
+        case "item.started":
+            guard let item = payload["item"] else { break }
+            startItem(item, job: job, thread: thread, cursor: cursor, to: &events)
+        case "item.completed":
             guard let item = payload["item"], let id = item["id"]?.string, let kind = CodexThreadItem.kind(of: item) else { break }
-            let turnThread = thread ?? threadOf(job)
-            if type == "item.started" {
-                if kind == .fileChange { fileChanges[id] = item }
-                var content = CodexThreadItem.content(of: item)
-                if kind == .text || kind == .reasoning { content["text"] = "" }
-                events.append(.part(.partStarted, session: turnThread, turn: job, part: id, kind: kind, content: content, cursor: cursor))
-            } else {
-                if kind == .fileChange { fileChanges[id] = nil }
-                guard completedParts.insert(id) else { break }
-                events.append(.part(.partCompleted, session: turnThread, turn: job, part: id, kind: kind,
-                                    content: CodexThreadItem.content(of: item), cursor: cursor))
-            }
+            if kind == .fileChange { fileChanges[id] = nil }
+            guard completedParts.insert(id) else { break }
+            events.append(.part(.partCompleted, session: thread ?? threadOf(job), turn: job, part: id, kind: kind,
+                                content: CodexThreadItem.content(of: item), cursor: cursor))
         case "item.agentMessage.delta", "item.commandExecution.outputDelta", "item.fileChange.outputDelta":
             guard let kind = CodexWorkerDelta.kind(ofType: type) else { break }
             appendDelta(kind: kind, job: job, thread: thread, item: payload["itemId"]?.string, delta: payload["delta"]?.string,

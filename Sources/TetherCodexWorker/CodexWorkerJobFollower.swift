@@ -19,8 +19,8 @@ struct CodexWorkerJobFollower: Sendable {
     let thread: String?
     /// Resume after this seq (`events --since job:seq`); nil: from the first retained event.
     let since: Int64?
-    /// Events carry their envelope as `raw` (`--raw`). Without it, delta envelopes are read
-    /// straight from their bytes (`CodexWorkerDelta`), never parsed into a tree.
+    /// Events carry their envelope as `raw` (`--raw`). Without it, delta and `item.started`
+    /// envelopes are read straight from their bytes (`CodexWorkerHotEnvelope`), not parsed whole.
     var keepsRaw = true
 
     private var client: CodexWorkerClient { backend.client }
@@ -95,7 +95,7 @@ struct CodexWorkerJobFollower: Sendable {
                 // network read brought is mapped here whole and handed on as one batch.
                 try await withPipelineStage(capacity: decodedWireBytesAhead, produce: { [keepsRaw, logger = backend.logger] channel in
                     var elements = source.makeAsyncIterator()
-                    let strings = JSONStringTable(vocabulary: CodexWorkerDelta.busyWords)
+                    let strings = JSONStringTable(vocabulary: CodexWorkerHotEnvelope.busyWords)
                     while let batch = try await elements.nextBatch() {
                         strings.startBatch()
                         try await channel.send(contentsOf: Self.decode(batch, keepsRaw: keepsRaw, strings: strings, logger: logger),
@@ -116,12 +116,12 @@ struct CodexWorkerJobFollower: Sendable {
                                                             reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn.secondsText)"))
                             case .link:
                                 break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
-                            case .delta(let delta):
-                                if let seq = delta.seq {
+                            case .hot(let hot):
+                                if let seq = hot.seq {
                                     if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
                                     cursor = max(cursor, seq)
                                 }
-                                gathered += mapper.map(delta)
+                                gathered += mapper.map(hot)
                             case .envelope(let envelope):
                                 if let seq = envelope["seq"]?.int {
                                     if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
@@ -161,8 +161,8 @@ struct CodexWorkerJobFollower: Sendable {
     enum Decoded: Sendable {
         /// A change of the link, or a comment.
         case link(EventSource.Element)
-        /// A delta envelope read straight from its bytes (without `--raw`).
-        case delta(CodexWorkerDelta)
+        /// A delta or `item.started` envelope read straight from its bytes (without `--raw`).
+        case hot(CodexWorkerHotEnvelope)
         case envelope(JSONValue)
     }
 
@@ -175,8 +175,8 @@ struct CodexWorkerJobFollower: Sendable {
                 decoded.append(.link(element))
                 continue
             }
-            if !keepsRaw, let delta = CodexWorkerDelta.read(sse.dataBytes, strings: strings) {
-                decoded.append(.delta(delta))
+            if !keepsRaw, let hot = CodexWorkerHotEnvelope.read(sse.dataBytes, strings: strings) {
+                decoded.append(.hot(hot))
             } else if let envelope = try? JSONParser.parse(sse.dataBytes, strings: strings) {
                 decoded.append(.envelope(envelope))
             } else {

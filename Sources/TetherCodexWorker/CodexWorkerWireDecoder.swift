@@ -8,8 +8,8 @@ public struct CodexWorkerWireDecoder {
     private var mapper = CodexWorkerEventMapper()
     private let keepingRaw: Bool
 
-    /// `keepingRaw`: each event carries its envelope as `raw`. Without it, delta envelopes are
-    /// read straight from the bytes, as the follower reads them when `--raw` is not asked for;
+    /// `keepingRaw`: each event carries its envelope as `raw`. Without it, delta and
+    /// `item.started` envelopes are read straight from the bytes (`CodexWorkerHotEnvelope`), as the follower reads them when `--raw` is not asked for;
     /// the events are the same but for `raw`.
     public init(keepingRaw: Bool = true) {
         self.keepingRaw = keepingRaw
@@ -18,7 +18,7 @@ public struct CodexWorkerWireDecoder {
     /// The events one SSE `data` payload means; `nil` when it is not JSON (the follower skips it).
     public mutating func events(fromEventData data: String) -> [Event]? {
         let bytes = Array(data.utf8)
-        if !keepingRaw, let delta = CodexWorkerDelta.read(bytes, strings: nil) { return mapper.map(delta) }
+        if !keepingRaw, let hot = CodexWorkerHotEnvelope.read(bytes, strings: nil) { return mapper.map(hot) }
         guard let envelope = try? JSONParser.parse(bytes) else { return nil }
         var events = mapper.map(envelope)
         if keepingRaw { for index in events.indices where events[index].raw == nil { events[index].raw = envelope } }

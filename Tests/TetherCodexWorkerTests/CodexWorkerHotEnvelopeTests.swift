@@ -4,9 +4,9 @@ import TetherTestSupport
 import TetherCore
 @testable import TetherCodexWorker
 
-/// Delta envelopes read straight from their bytes (`CodexWorkerDelta`, used when `--raw` is not
-/// asked for) must mean exactly what the same envelopes parsed whole mean.
-@Suite struct CodexWorkerDeltaTests {
+/// Delta and `item.started` envelopes read straight from their bytes (`CodexWorkerHotEnvelope`,
+/// used when `--raw` is not asked for) must mean exactly what the same envelopes parsed whole mean.
+@Suite struct CodexWorkerHotEnvelopeTests {
     static let job = "job_1560b5bbcaeb488b"
 
     static func envelope(_ type: String, seq: String, _ payload: String) -> String {
@@ -15,7 +15,15 @@ import TetherCore
 
     static let lines: [(line: String, read: Bool)] = [
         (envelope("job.state", seq: "1", #"{"threadId":"thr_1","state":"RUNNING"}"#), false),
-        (envelope("item.started", seq: "2", #"{"threadId":"thr_1","item":{"type":"agentMessage","id":"msg_1","text":""}}"#), false),
+        (envelope("item.started", seq: "2", #"{"threadId":"thr_1","item":{"type":"agentMessage","id":"msg_1","text":""}}"#), true),
+        // Items of other shapes: nested, a file change (kept for its approval), an escaped and a
+        // repeated key inside the item, the item before the thread, no thread, not an object, no id.
+        (envelope("item.started", seq: "20", #"{"threadId":"thr_1","item":{"type":"commandExecution","id":"cmd_1","command":"ls","commandActions":[{"type":"listFiles"}],"status":"inProgress"}}"#), true),
+        (envelope("item.started", seq: "21", #"{"item":{"type":"fileChange","id":"fc_1","changes":[{"path":"a.txt","kind":{"type":"add"},"diff":"+a"}],"st\u0061tus":"inProgress","id":"fc_9"},"threadId":"thr_1"}"#), true),
+        (#"{"type":"item.started","jobId":"\#(job)","seq":22,"payload":{"item":{"type":"reasoning","id":"rs_1","summary":[]}}}"#, true),
+        (envelope("item.started", seq: "23", #"{"threadId":"thr_1","item":"not an item"}"#), true),
+        (envelope("item.started", seq: "24", #"{"threadId":"thr_1","item":{"type":"agentMessage","text":""}}"#), true),
+        (#"{"type":"item.started","payload":{"item":{"type":"plan","id":"plan_1","text":""}},"seq":25,"jobId":"\#(job)"}"#, true),
         (envelope("item.agentMessage.delta", seq: "3", #"{"threadId":"thr_1","itemId":"msg_1","delta":"Hel"}"#), true),
         (envelope("item.agentMessage.delta", seq: "4", #"{"threadId":"thr_1","itemId":"msg_1","delta":"lo \"w\u00f6rld\"\n"}"#), true),
         // A duplicate (same job, seq and type) is dropped either way; the same seq with another type is not.
@@ -30,14 +38,22 @@ import TetherCore
         (envelope("item.agentMessage.delta", seq: "8", #"{"itemId":"msg_1","delta":8}"#), false),
         (envelope("item.agentMessage.delta", seq: "9", #"{"itemId":"msg_1","delta":"a","delta":"b"}"#), false),
         (envelope("item.agentMessage.delta", seq: "9.5", #"{"itemId":"msg_1","delta":"half"}"#), false),
+        (envelope("item.started", seq: "26", #"{"threadId":"thr_1","item":{"type":"agentMessage","id":"msg_2"},"item":{"type":"agentMessage","id":"msg_3"}}"#), false),
+        (envelope("item.started", seq: "27", #"{"threadId":"thr_1","\u0069tem":{"type":"agentMessage","id":"msg_4"}}"#), false),
+        (envelope("item.started", seq: "28", #"{"threadId":7,"item":{"type":"agentMessage","id":"msg_5"}}"#), false),
+        (envelope("item.started", seq: "29", #"{"threadId":"thr_1"}"#), false),  // no item: left to the parser
         (envelope("item.completed", seq: "10", #"{"threadId":"thr_1","item":{"type":"agentMessage","id":"msg_1","text":"Hello"}}"#), false),
         (envelope("job.finished", seq: "11", #"{"threadId":"thr_1","state":"DONE"}"#), false),
     ]
 
-    @Test func theDeltasAreReadWithoutATree() {
+    @Test func theHotEnvelopesAreReadWithoutTheEnvelopesTree() throws {
         for (line, read) in Self.lines {
-            #expect((CodexWorkerDelta.read(Array(line.utf8), strings: nil) != nil) == read, "\(line)")
+            #expect((CodexWorkerHotEnvelope.read(Array(line.utf8), strings: nil) != nil) == read, "\(line)")
         }
+        // What an item.started reads: the item as the parser builds it, and the envelope's fields.
+        let start = try #require(CodexWorkerHotEnvelope.read(Array(Self.lines[1].line.utf8), strings: nil))
+        let item = try JSONParser.parse(#"{"type":"agentMessage","id":"msg_1","text":""}"#)
+        #expect(start == .itemStarted(CodexWorkerItemStart(job: Self.job, seq: 2, thread: "thr_1", item: item)))
     }
 
     @Test func readWithoutATreeTheEventsAreTheSame() throws {
@@ -57,12 +73,19 @@ import TetherCore
         #expect(deltas.compactMap { $0.data["delta"]?.string } == ["Hel", "lo \"wörld\"\n", "out\n", "!", "patched", ".", "esc", "a", "half"])
         #expect(deltas.first?.cursor == "\(Self.job):3")
         #expect(all.first { $0.type == .partCompleted }?.data["text"] == "Hello")
+        // The items started, read straight or parsed: each once (a repeated seq is a duplicate).
+        let started = all.filter { $0.type == .partStarted }.compactMap(\.part)
+        #expect(started == ["msg_1", "cmd_1", "fc_1", "rs_1", "plan_1", "msg_2", "msg_4", "msg_5"])
+        #expect(all.first { $0.type == .partStarted && $0.part == "fc_1" }?.session == "thr_1")
     }
 
     @Test func aBrokenEnvelopeIsNotReadEitherWay() {
-        let bytes = Array(Self.lines[2].line.utf8)
-        for end in 0..<bytes.count {
-            #expect(CodexWorkerDelta.read(Array(bytes[..<end]), strings: nil) == nil)
+        for line in [Self.lines[1].line, Self.lines[8].line] {
+            let bytes = Array(line.utf8)
+            #expect(CodexWorkerHotEnvelope.read(bytes, strings: nil) != nil)
+            for end in 0..<bytes.count {
+                #expect(CodexWorkerHotEnvelope.read(Array(bytes[..<end]), strings: nil) == nil)
+            }
         }
     }
 }

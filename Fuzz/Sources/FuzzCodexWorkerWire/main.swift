@@ -10,8 +10,8 @@ runFuzzer(fuzz)
 ///
 /// Oracles: no crash or ASan report; every event encodes as one JSON line that reads back the
 /// same; no part completes twice; every pending approval has an id and a turn; a second decoder
-/// that keeps no `raw` (reading delta envelopes straight from the bytes, as the follower does
-/// without `--raw`) means the same events but for `raw`.
+/// that keeps no `raw` (reading delta and `item.started` envelopes straight from the bytes, as
+/// the follower does without `--raw`) means the same events but for `raw`.
 func fuzz(_ input: FuzzInput) {
     var decoder = CodexWorkerWireDecoder()
     var withoutRaw = CodexWorkerWireDecoder(keepingRaw: false)
