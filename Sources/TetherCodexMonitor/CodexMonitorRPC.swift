@@ -213,9 +213,10 @@ final class CodexMonitorRPC: Sendable {
     /// How many wire bytes of notifications the reader decodes ahead of the consumer. The reader
     /// hands over a line at a time and, once paused, reads on when half of this is left: 8 KiB
     /// (what a pipeline stage, which hands over a network read at a time, keeps ahead) paused it
-    /// every dozen lines and cost more CPU than it saved; 64 KiB is a few network reads, and
-    /// a few hundred KB of parsed lines (bench/PROFILE.md).
-    static let decodeAheadBudget = 64 << 10
+    /// every dozen lines and cost more CPU than it saved; 64 KiB left both cores idle a fifth
+    /// of a flood, in pauses; 256 KiB, about a megabyte of decoded lines, took 5 % off the
+    /// new-parts flood (bench/PROFILE.md).
+    static let decodeAheadBudget = 256 << 10
 
     /// - Parameters:
     ///   - notificationBudget: bytes of notification lines queued for the consumer before the

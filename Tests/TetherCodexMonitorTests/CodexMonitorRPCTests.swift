@@ -255,9 +255,10 @@ import TetherNet
         func line(_ index: Int) -> String {
             #"{"method":"terminal-output","params":{"workspaceId":"ws-1","terminalId":"t1","data":"\#(index)"}}"#
         }
-        let count = 4000
+        let count = 8000  // well past the budget: some must wait as bytes
         let (rpc, connection) = makeRPC(budget: 2 << 20, callBudget: 8 << 20)
         rpc.setDecoding(.init(keepingRaw: true, ahead: true))
+        #expect(count * line(0).utf8.count > 2 * CodexMonitorRPC.decodeAheadBudget)
         for index in 0..<count { connection.deliver(line(index)) }
         try await Task.sleep(for: .milliseconds(100))  // the reader runs ahead until it pauses
         let paused = rpc.queued
