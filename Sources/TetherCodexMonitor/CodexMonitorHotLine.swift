@@ -49,6 +49,11 @@ enum CodexMonitorHotLine: Sendable, Equatable {
         var itemID: String?
         var delta: String?
         var item: JSONValue?
+        /// The objects walked, each at most once: the parser's tree keeps a repeated key's first
+        /// value, and the walk would read the fields of the second too.
+        var sawParams = false
+        var sawMessage = false
+        var sawMessageParams = false
         var giveUp = false
 
         var hotLine: CodexMonitorHotLine? {
@@ -73,12 +78,16 @@ enum CodexMonitorHotLine: Sendable, Equatable {
                     if try !scanner.string(into: &outer) { giveUp = true }
                     if let outer, outer != "app-server-event" { giveUp = true }
                 } else if key == "params" {
+                    guard !sawParams else { giveUp = true; return }
+                    sawParams = true
                     try object(&scanner) { reading, key, scanner throws(JSONScanner.Error) in
                         if key == "workspace_id" {
                             if try !scanner.string(into: &reading.workspace) { reading.giveUp = true }
                         } else if key == "workspaceId" {
                             reading.giveUp = true  // the other spelling: the parser knows which wins
                         } else if key == "message" {
+                            guard !reading.sawMessage else { reading.giveUp = true; return }
+                            reading.sawMessage = true
                             try reading.message(&scanner)
                         } else {
                             try scanner.skip()
@@ -99,6 +108,8 @@ enum CodexMonitorHotLine: Sendable, Equatable {
                     if try !scanner.string(into: &reading.method) { reading.giveUp = true }
                     if let method = reading.method, !Self.isHot(method) { reading.giveUp = true }
                 } else if key == "params" {
+                    guard !reading.sawMessageParams else { reading.giveUp = true; return }
+                    reading.sawMessageParams = true
                     try reading.object(&scanner) { reading, key, scanner throws(JSONScanner.Error) in
                         if key == "threadId" {
                             if try !scanner.string(into: &reading.thread) { reading.giveUp = true }

@@ -55,6 +55,10 @@ import TetherCore
         (event("item/started", #"{"\u0069tem":{"type":"agentMessage","id":"msg_5","text":""},"threadId":"\#(thread)"}"#), false),
         (event("item/started", #"{"threadId":"\#(thread)","turnId":"\#(turn)"}"#), false),  // no item: left to the parser
         (event("item/started", #"{"threadId":"\#(thread)","turnId":[],"item":{"type":"agentMessage","id":"msg_5","text":""}}"#), false),
+        // A repeated object: the tree keeps the first, whose fields are not all there.
+        (event("item/started", #"{"threadId":"\#(thread)"},"params":{"turnId":"\#(turn)","item":{"type":"agentMessage","id":"msg_7","text":""}}"#), false),
+        (#"{"method":"app-server-event","params":{"workspace_id":"ws-1","message":{"method":"item/agentMessage/delta","params":{"threadId":"\#(thread)","itemId":"msg_1"}},"message":{"method":"item/agentMessage/delta","params":{"delta":"two"}}}}"#, false),
+        (#"{"method":"app-server-event","params":{"workspace_id":"ws-1"},"params":{"message":{"method":"item/agentMessage/delta","params":{"threadId":"\#(thread)","itemId":"msg_1","delta":"x"}}}}"#, false),
         (event("item/completed", #"{"item":{"type":"agentMessage","id":"msg_1","text":"Hello"},"threadId":"\#(thread)","turnId":"\#(turn)"}"#), false),
         (event("turn/completed", #"{"threadId":"\#(thread)","turn":{"id":"\#(turn)","items":[],"status":"completed"}}"#), false),
     ]
@@ -95,7 +99,7 @@ import TetherCore
         let started = all.filter { $0.type == .partStarted }.compactMap(\.part)
         #expect(started.filter { $0 == "msg_1" }.count == 1)
         #expect(Set(started).isSuperset(of: ["msg_1", "cmd_1", "rs_1", "plan_1", "msg_4", "msg_5"]))
-        #expect(!started.contains("msg_3") && !started.contains("rs_9"))
+        #expect(!started.contains("msg_3") && !started.contains("rs_9") && !started.contains("msg_7"))
         #expect(all.first { $0.type == .partStarted && $0.part == "cmd_1" }?.data["command"] == "ls -la")
     }
 
@@ -107,6 +111,12 @@ import TetherCore
                 #expect(CodexMonitorHotLine.read(Array(bytes[..<end]), strings: nil) == nil)
             }
         }
+    }
+
+    /// Every busy word keeps a slot of its own in the reader's table: each reads back as the
+    /// literal itself, not as a copy (two words in one slot would leave one of them a copy).
+    @Test func everyBusyWordReadsBackAsItsLiteral() {
+        #expect(wordsNotReadAsTheirLiterals(CodexMonitorHotLine.busyWords).isEmpty)
     }
 
     @Test func theMachineKeepsOtherWorkspacesOutOfHotLinesToo() throws {
