@@ -33,6 +33,11 @@ import TetherCore
         (#"{"payload":{"delta":"!","itemId":"msg_1"},"seq":5,"jobId":"\#(job)","type":"item.agentMessage.delta"}"#, true),
         (#"{"type":"item.fileChange.outputDelta","jobId":"\#(job)","payload":{"itemId":"fc_1","delta":"patched"}}"#, true),
         (envelope("item.agentMessage.delta", seq: "6.0", #"{"itemId":"msg_1","delta":"."}"#), true),
+        // item.started deduplicated like any envelope: the same seq again is dropped, the seq of
+        // a delta is not (another type); the file change's approval shows its changes.
+        (envelope("item.started", seq: "2", #"{"threadId":"thr_1","item":{"type":"agentMessage","id":"msg_dup","text":""}}"#), true),
+        (envelope("item.started", seq: "3", #"{"threadId":"thr_1","item":{"type":"agentMessage","id":"msg_s3","text":""}}"#), true),
+        (envelope("approval.required", seq: "30", #"{"threadId":"thr_1","approvalId":"ap_1","kind":"file_change","itemId":"fc_1"}"#), false),
         // Left to the parser: escaped key, a field of another type, a repeated key, a fraction seq.
         (envelope("item.agentMessage.delta", seq: "7", #"{"item\u0049d":"msg_1","delta":"esc"}"#), false),
         (envelope("item.agentMessage.delta", seq: "8", #"{"itemId":"msg_1","delta":8}"#), false),
@@ -75,8 +80,16 @@ import TetherCore
         #expect(all.first { $0.type == .partCompleted }?.data["text"] == "Hello")
         // The items started, read straight or parsed: each once (a repeated seq is a duplicate).
         let started = all.filter { $0.type == .partStarted }.compactMap(\.part)
-        #expect(started == ["msg_1", "cmd_1", "fc_1", "rs_1", "plan_1", "msg_2", "msg_4", "msg_5"])
+        #expect(started == ["msg_1", "cmd_1", "fc_1", "rs_1", "plan_1", "msg_s3", "msg_2", "msg_4", "msg_5"])
+        let approval = try #require(all.first { $0.type == .approvalRequested })
+        #expect(approval.data["changes"]?[0]?["path"] == "a.txt")
         #expect(all.first { $0.type == .partStarted && $0.part == "fc_1" }?.session == "thr_1")
+    }
+
+    /// Every busy word keeps a slot of its own in the reader's table: each reads back as the
+    /// literal itself, not as a copy (two words in one slot would leave one of them a copy).
+    @Test func everyBusyWordReadsBackAsItsLiteral() {
+        #expect(wordsNotReadAsTheirLiterals(CodexWorkerHotEnvelope.busyWords).isEmpty)
     }
 
     @Test func aBrokenEnvelopeIsNotReadEitherWay() {

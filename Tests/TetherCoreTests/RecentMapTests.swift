@@ -51,6 +51,31 @@ import Testing
         #expect(map.count == 2 && map.orderRows <= 2 * 16 + 1 && map["k49999"] == 49_999)
     }
 
+    /// After compaction renumbered the rows (removals left dead ones among the live), a known key
+    /// is still told from a new one, and the oldest still goes first.
+    @Test func insertTellsKnownKeysFromNewOnesAfterRowsAreRenumbered() {
+        var map = RecentMap<Int>(capacity: 64)
+        for index in 0..<64 { _ = map.insert(index, forKey: "k\(index)", orUpdate: { _ in }) }
+        for index in 0..<64 where index % 4 != 3 { map.removeValue(forKey: "k\(index)") }
+        let rowsBefore = map.orderRows
+        for index in 64..<96 { _ = map.insert(index, forKey: "k\(index)", orUpdate: { _ in }) }
+        #expect(map.orderRows < rowsBefore, "the dead rows were dropped, the live ones renumbered")
+        let known = (0..<64).filter { $0 % 4 == 3 } + Array(64..<96)
+        for index in known {
+            guard case .updated = map.insert(-1, forKey: "k\(index)", orUpdate: { $0 += 1000 }) else {
+                Issue.record("k\(index) is known")
+                return
+            }
+        }
+        #expect(map["k3"] == 1003 && map["k95"] == 1095 && map.count == 48)
+        for index in 96..<112 { _ = map.insert(index, forKey: "k\(index)", orUpdate: { _ in }) }
+        guard case .inserted(let released) = map.insert(112, forKey: "k112", orUpdate: { _ in }) else {
+            Issue.record("k112 is new")
+            return
+        }
+        #expect(released?.key == "k3" && map["k112"] == 112 && map.count == 64)
+    }
+
     /// Churn (a stream opening and finishing parts forever) keeps the bookkeeping bounded.
     @Test func churnStaysBounded() {
         var map = RecentMap<Int>(capacity: 100)

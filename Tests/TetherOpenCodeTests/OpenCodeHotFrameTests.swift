@@ -92,4 +92,12 @@ import TetherCore
             #expect(readEvents == nil)
         }
     }
+
+    /// Every busy word keeps a slot of its own in the reader's table: each reads back as the
+    /// literal itself, not as a copy (two words in one slot would leave one of them a copy).
+    @Test func everyBusyWordReadsBackAsItsLiteral() {
+        #expect(wordsNotReadAsTheirLiterals(OpenCodeHotFrame.busyWords).isEmpty)
+        // A word the table was not started with is a copy: the check can tell.
+        #expect(wordsNotReadAsTheirLiterals(OpenCodeHotFrame.busyWords, vocabulary: []).count == 2 * OpenCodeHotFrame.busyWords.count)
+    }
 }
