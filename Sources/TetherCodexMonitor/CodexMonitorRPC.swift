@@ -303,10 +303,10 @@ final class CodexMonitorRPC: Sendable {
     }
 
     /// How notifications are decoded. `keepingRaw` false: item deltas and `item/started` come as
-    /// `.hot`, read straight from their bytes (`CodexMonitorHotLine.read`), and others keep no `raw`. `ahead`:
-    /// the reader decodes what it queues, in its own task (a line that is not JSON is logged and
-    /// skipped there) — for a follower, whose work on each notification would otherwise include
-    /// parsing it. The queue then holds at most `decodeAheadBudget` bytes' worth while no call
+    /// `.hot`, read straight from their bytes (`CodexMonitorHotLine.read`), and others keep no
+    /// `raw`. `ahead`: the reader decodes what it queues, in its own task (a line that is not
+    /// JSON is logged and skipped there) — for a follower, whose work on each notification would
+    /// otherwise include parsing it. The queue then holds at most `decodeAheadBudget` bytes' worth while no call
     /// waits (the reader pauses there: TCP pushes back on the daemon); decoded notifications take
     /// more memory than their lines, so past that — while a call's response must still be read —
     /// lines wait as bytes, for `poll` to decode.

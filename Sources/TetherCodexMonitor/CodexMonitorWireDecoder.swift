@@ -14,8 +14,8 @@ public struct CodexMonitorWireDecoder {
     private let keepingRaw: Bool
 
     /// `keepingRaw`: each event carries its wire message as `raw`. Without it, item deltas and
-    /// `item/started` are read straight from the bytes (`CodexMonitorHotLine`), as the live stream reads them when `--raw` is not asked
-    /// for; the events are the same but for `raw`.
+    /// `item/started` are read straight from the bytes (`CodexMonitorHotLine`), as the live
+    /// stream reads them when `--raw` is not asked for; the events are the same but for `raw`.
     public init(workspace: String, keepingRaw: Bool = true) {
         self.workspace = workspace
         self.keepingRaw = keepingRaw

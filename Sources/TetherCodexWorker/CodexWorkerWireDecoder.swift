@@ -9,8 +9,8 @@ public struct CodexWorkerWireDecoder {
     private let keepingRaw: Bool
 
     /// `keepingRaw`: each event carries its envelope as `raw`. Without it, delta and
-    /// `item.started` envelopes are read straight from the bytes (`CodexWorkerHotEnvelope`), as the follower reads them when `--raw` is not asked for;
-    /// the events are the same but for `raw`.
+    /// `item.started` envelopes are read straight from the bytes (`CodexWorkerHotEnvelope`), as
+    /// the follower reads them when `--raw` is not asked for; the events are the same but for `raw`.
     public init(keepingRaw: Bool = true) {
         self.keepingRaw = keepingRaw
     }
