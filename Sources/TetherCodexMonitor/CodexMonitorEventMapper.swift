@@ -82,18 +82,18 @@ struct CodexMonitorEventMapper {
     // What is kept per turn, part and session is bounded (`RecentMap`): a stream of turns or
     // items that never finish lets go of the oldest instead of growing; `releasedState` counts
     // it so the stream can say so once.
-    private var openTurns = RecentMap<TurnState>(capacity: 1024) {
+    private var openTurns = RecentMap<HashedKey, TurnState>(capacity: 1024) {
         didSet { lastOpenTurn = nil }  // whatever changed, it may have been that turn
     }
     /// The turn `ensureTurn` last found or made open: a busy stream names the same turn line
     /// after line. Forgotten at any change to `openTurns`.
     private var lastOpenTurn: (session: String, turn: String)?
-    private var finishedTurns = RecentSet(capacity: 4096)
-    private var openParts = RecentMap<PartState>(capacity: 1024)
-    private var completedParts = RecentSet(capacity: 16_384)
+    private var finishedTurns = RecentSet(capacity: 4096, of: HashedKey.self)
+    private var openParts = RecentMap<HashedKey, PartState>(capacity: 1024)
+    private var completedParts = RecentSet(capacity: 16_384, of: HashedKey.self)
     private var seenRequests = RecentSet(capacity: 4096)
     private(set) var pendingApprovals: [String: PendingApproval] = [:]
-    private var statuses = RecentMap<SessionStatus>(capacity: 4096)
+    private var statuses = RecentMap<String, SessionStatus>(capacity: 4096)
     /// Sessions whose turns we have followed (live or by reconcile): a reconcile of any other
     /// session starts from its running turn instead of replaying its history.
     private var knownSessions = RecentSet(capacity: 4096)
@@ -110,10 +110,10 @@ struct CodexMonitorEventMapper {
     }
 
     /// The last two state keys made: a busy stream asks for its turn's and its item's, line after line.
-    private var recentKeys: [(session: String, id: String, key: String)] = []
+    private var recentKeys: [(session: String, id: String, key: HashedKey)] = []
 
     /// `Self.key(session, id)`, without building it again when it was one of the last two asked for.
-    private mutating func stateKey(_ session: String, _ id: String) -> String {
+    private mutating func stateKey(_ session: String, _ id: String) -> HashedKey {
         if let index = recentKeys.firstIndex(where: { $0.id == id && $0.session == session }) { return recentKeys[index].key }
         let key = Self.key(session, id)
         if recentKeys.count == 2 { recentKeys.removeFirst() }
@@ -405,20 +405,20 @@ struct CodexMonitorEventMapper {
     // MARK: Open parts, within their bounds
 
     /// Opens a part; the oldest is let go of when too many are open.
-    private mutating func insertPart(_ part: PartState, _ key: String) {
+    private mutating func insertPart(_ part: PartState, _ key: HashedKey) {
         let holds = part.assembledBytes
         countOpened(holding: holds, released: openParts.set(part, forKey: key))
     }
 
     /// Counts what a part just opened holds, and what the one let go of to make room held.
-    private mutating func countOpened(holding bytes: Int, released: (key: String, value: PartState)?) {
+    private mutating func countOpened(holding bytes: Int, released: (key: HashedKey, value: PartState)?) {
         assembledBytes += bytes
         if let released { assembledBytes -= released.value.assembledBytes }
     }
 
     /// A part leaves (completed, or its turn ended).
     @discardableResult
-    private mutating func removePart(_ key: String) -> PartState? {
+    private mutating func removePart(_ key: HashedKey) -> PartState? {
         guard let part = openParts.removeValue(forKey: key) else { return nil }
         assembledBytes -= part.assembledBytes
         return part
@@ -588,7 +588,7 @@ struct CodexMonitorEventMapper {
         return [.sessionStatus(session, status, message: message)]
     }
 
-    static func key(_ session: String, _ id: String) -> String { session + "\u{1F}" + id }
+    static func key(_ session: String, _ id: String) -> HashedKey { HashedKey(session + "\u{1F}" + id) }
 
     /// The first of `keys` that holds a string: CodexMonitor's clients read both spellings.
     static func string(_ value: JSONValue, _ keys: String...) -> String? {

@@ -36,16 +36,16 @@ struct CodexWorkerEventMapper {
     private var seen = RecentSet(capacity: 8192, of: EnvelopeKey.self)
     private var startedJobs = RecentSet(capacity: 1024)
     private var finishedJobs = RecentSet(capacity: 1024)
-    private var outcomes = RecentMap<(TurnOutcome, String?)>(capacity: 1024)
+    private var outcomes = RecentMap<String, (TurnOutcome, String?)>(capacity: 1024)
     /// File-change items announced by item.started, by id: a file-change approval takes its
     /// changes from here. Only those: keeping every item cost a map write per started part.
-    private var fileChanges = RecentMap<JSONValue>(capacity: 1024)
+    private var fileChanges = RecentMap<String, JSONValue>(capacity: 1024)
     private var completedParts = RecentSet(capacity: 8192)
     private(set) var pendingApprovals: [String: Approval] = [:]
     /// The last seq seen per job (for resuming with `cursor=`). Per-job state is bounded like
     /// the rest (`jobLimit` jobs, the oldest let go of): a `watch` that runs for months sees
     /// job after job.
-    private(set) var lastSeq = RecentMap<Int64>(capacity: Self.jobLimit)
+    private(set) var lastSeq = RecentMap<String, Int64>(capacity: Self.jobLimit)
     static let jobLimit = 4096
     /// The job of the last envelope admitted — started, so `startedJobs` holds it — and the
     /// thread recorded for it then: a stream is one job's envelopes, and looking the same job up
@@ -201,9 +201,9 @@ struct CodexWorkerEventMapper {
         return events
     }
 
-    private var threads = RecentMap<String>(capacity: Self.jobLimit)
+    private var threads = RecentMap<String, String>(capacity: Self.jobLimit)
     /// QUEUED and RUNNING are both busy: announce a status only when it changes.
-    private var lastStatus = RecentMap<SessionStatus>(capacity: Self.jobLimit)
+    private var lastStatus = RecentMap<String, SessionStatus>(capacity: Self.jobLimit)
 
     /// State let go of because a bound was reached.
     var releasedState: Int { outcomes.evicted + fileChanges.evicted + lastSeq.evicted + threads.evicted + lastStatus.evicted }

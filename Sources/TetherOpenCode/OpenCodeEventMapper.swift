@@ -58,17 +58,17 @@ struct OpenCodeEventMapper {
     // the stream's shape: a stream of parts that never complete, or of sessions never seen
     // again, lets go of the oldest instead of growing. What the bounds let go of is counted
     // (`releasedState`) so the stream can say so once.
-    private(set) var parts = RecentMap<PartState>(capacity: Self.openPartLimit)
-    private var messages = RecentMap<MessageState>(capacity: 4096)
-    private(set) var openTurns = RecentMap<TurnState>(capacity: 1024)
+    private(set) var parts = RecentMap<HashedKey, PartState>(capacity: Self.openPartLimit)
+    private var messages = RecentMap<String, MessageState>(capacity: 4096)
+    private(set) var openTurns = RecentMap<String, TurnState>(capacity: 1024)
     /// By session, oldest first (a few at most: each is a prompt someone sent during a turn).
-    private(set) var queuedPrompts = RecentMap<[QueuedPrompt]>(capacity: 1024)
-    private var completedParts = RecentSet(capacity: 4096)
+    private(set) var queuedPrompts = RecentMap<String, [QueuedPrompt]>(capacity: 1024)
+    private var completedParts = RecentSet(capacity: 4096, of: HashedKey.self)
     private var completedTurns = RecentSet(capacity: 1024)
     private(set) var pendingApprovals: [String: Approval] = [:]
-    private(set) var statuses = RecentMap<SessionStatus>(capacity: 4096)
+    private(set) var statuses = RecentMap<String, SessionStatus>(capacity: 4096)
     /// Resyncs in a row that found a session idle with its last user message not yet answered.
-    private var idleUnanswered = RecentMap<Int>(capacity: 1024)
+    private var idleUnanswered = RecentMap<String, Int>(capacity: 1024)
     /// How many such resyncs it takes to believe the turn ended without a reply.
     static let unansweredIdleLimit = 3
 
@@ -136,7 +136,7 @@ struct OpenCodeEventMapper {
             events = mapDelta(delta)
         case "message.part.removed":
             guard let partID = p["partID"]?.string else { return [] }
-            let state = releasePart(partID)
+            let state = releasePart(HashedKey(partID))
             events = [.partRemoved(session: p["sessionID"]?.string ?? state?.session,
                                    turn: state.flatMap { messages[$0.message]?.turn }, part: partID)]
         case "permission.asked", "permission.updated":
@@ -353,7 +353,7 @@ struct OpenCodeEventMapper {
         guard let turn = openTurns.removeValue(forKey: session) else { return ([], nil) }
         var events: [Event] = []
         for part in parts.compactMap({ $0.value.session == session ? $0.value : nil }).sorted(by: { $0.id < $1.id }) {
-            events += completePart(part.id, content: nil)
+            events += completePart(HashedKey(part.id), content: nil)
         }
         if !completedTurns.contains(turn.id) {
             completedTurns.insert(turn.id)
@@ -472,14 +472,15 @@ struct OpenCodeEventMapper {
 
     mutating func mapPart(_ snapshot: OpenCodePartSnapshot, delta: String?) -> [Event] {
         let id = snapshot.id, kind = snapshot.kind, session = snapshot.session, messageID = snapshot.message
-        if completedParts.contains(id) { return [] }
+        let key = HashedKey(id)
+        if completedParts.contains(key) { return [] }
         let message = messages[messageID]
         let openTurn = openTurns[session]?.id
         let role = message?.role ?? (messageID == openTurn ? .user : .assistant)
         let turn = message?.turn ?? openTurn
         // Taken out of the map while it changes, so appending to its text does not copy it.
-        var place: RecentMap<PartState>.Place?
-        var state = takePart(id, place: &place) ?? PartState(id: id, session: session, message: messageID, kind: kind)
+        var place: RecentMap<HashedKey, PartState>.Place?
+        var state = takePart(key, place: &place) ?? PartState(id: id, session: session, message: messageID, kind: kind)
         var events: [Event] = []
         events.reserveCapacity(3)
         let content = snapshot.content(role: role)
@@ -503,10 +504,10 @@ struct OpenCodeEventMapper {
             }
         }
         state.snapshot = content
-        store(state, at: place)
+        store(state, forKey: key, at: place)
         // A user's own text is whole when it appears; assistant parts are final when they say so.
         if snapshot.isFinal || role == .user {
-            events += completePart(id, content: content)
+            events += completePart(key, content: content)
         }
         if role == .user, isQueued(turn, in: session), let turn {
             hold(events, for: turn, in: session)
@@ -517,11 +518,12 @@ struct OpenCodeEventMapper {
 
     private mutating func mapDelta(_ read: OpenCodePartDelta) -> [Event] {
         let partID = read.part, session = read.session, field = read.field, delta = read.delta
-        if completedParts.contains(partID) { return [] }
+        let key = HashedKey(partID)
+        if completedParts.contains(key) { return [] }
         var events: [Event] = []
-        var place: RecentMap<PartState>.Place?
+        var place: RecentMap<HashedKey, PartState>.Place?
         var state: PartState
-        if let taken = takePart(partID, place: &place) {
+        if let taken = takePart(key, place: &place) {
             state = taken
         } else {
             // A delta for a part we never saw start (we joined mid-stream): start it as text.
@@ -531,7 +533,7 @@ struct OpenCodeEventMapper {
                                 part: partID, kind: .text, content: ["text": "", "role": "assistant"]))
         }
         if field == "text" { appendText(delta, to: &state) }
-        store(state, at: place)
+        store(state, forKey: key, at: place)
         events.append(.partDelta(session: session, turn: messages[state.message]?.turn ?? openTurns[session]?.id,
                                  part: partID, kind: state.kind, field: field, delta: delta))
         return events
@@ -542,24 +544,25 @@ struct OpenCodeEventMapper {
     /// Takes a part out to change it (its text counts again when it is stored); `place`: where it
     /// was, for `store`. (Only the returned state may hold its text while it changes, or each
     /// append would copy the whole text.)
-    private mutating func takePart(_ id: String, place: inout RecentMap<PartState>.Place?) -> PartState? {
-        guard let taken = parts.take(id) else { return nil }
+    private mutating func takePart(_ key: HashedKey, place: inout RecentMap<HashedKey, PartState>.Place?) -> PartState? {
+        guard let taken = parts.take(key) else { return nil }
         assembledBytes -= taken.value.text.utf8.count
         place = taken.place
         return taken.value
     }
 
-    /// Stores a part as the newest (`place`: where it was taken from, reused when it still is).
-    private mutating func store(_ state: PartState, at place: RecentMap<PartState>.Place? = nil) {
+    /// Stores a part as the newest, under `key` (its id's) (`place`: where it was taken from,
+    /// reused when it still is).
+    private mutating func store(_ state: PartState, forKey key: HashedKey, at place: RecentMap<HashedKey, PartState>.Place? = nil) {
         assembledBytes += state.text.utf8.count
-        let released = place.map { parts.putBack(state, forKey: state.id, at: $0) } ?? parts.set(state, forKey: state.id)
+        let released = place.map { parts.putBack(state, forKey: key, at: $0) } ?? parts.set(state, forKey: key)
         if let released { assembledBytes -= released.value.text.utf8.count }
     }
 
     /// A part leaves for good (completed or removed).
-    private mutating func releasePart(_ id: String) -> PartState? {
-        var place: RecentMap<PartState>.Place?
-        return takePart(id, place: &place)
+    private mutating func releasePart(_ key: HashedKey) -> PartState? {
+        var place: RecentMap<HashedKey, PartState>.Place?
+        return takePart(key, place: &place)
     }
 
     /// Records a piece of text that was sent, and assembles it while it fits the limits.
@@ -577,9 +580,9 @@ struct OpenCodeEventMapper {
 
     /// Emits `part.completed` once. `content` nil: finish with the last snapshot and the text
     /// assembled from deltas.
-    private mutating func completePart(_ id: String, content: JSONObject?) -> [Event] {
-        guard let state = releasePart(id), !completedParts.contains(id) else { return [] }
-        completedParts.insert(id)
+    private mutating func completePart(_ key: HashedKey, content: JSONObject?) -> [Event] {
+        guard let state = releasePart(key), !completedParts.contains(key) else { return [] }
+        completedParts.insert(key)
         var final = content ?? state.snapshot
         if state.kind == .text || state.kind == .reasoning {
             if content == nil || (final["text"]?.string ?? "").isEmpty && !state.text.isEmpty {
@@ -588,7 +591,7 @@ struct OpenCodeEventMapper {
             if state.kind == .text, final["role"] == nil { final["role"] = "assistant" }
         }
         return [.part(.partCompleted, session: state.session, turn: messages[state.message]?.turn ?? openTurns[state.session]?.id,
-                      part: id, kind: state.kind, content: final)]
+                      part: key.text, kind: state.kind, content: final)]
     }
 
     // MARK: Approvals

@@ -4,7 +4,7 @@ import Testing
 /// Bounded per-id state: the oldest inserted entry goes first, updates keep their place.
 @Suite struct RecentMapTests {
     @Test func theOldestInsertedGoesFirstAndIsCounted() {
-        var map = RecentMap<Int>(capacity: 3)
+        var map = RecentMap<String, Int>(capacity: 3)
         for (index, key) in ["a", "b", "c"].enumerated() { map[key] = index }
         map["a"] = 10  // an update keeps a's place (oldest)
         map["d"] = 3
@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func aRemovedEntryFreesItsPlaceAndAReinsertedOneIsNew() {
-        var map = RecentMap<Int>(capacity: 2)
+        var map = RecentMap<String, Int>(capacity: 2)
         map["a"] = 1
         map["b"] = 2
         map["a"] = nil
@@ -27,7 +27,7 @@ import Testing
     /// One lookup to open or change: a new key is stored as the newest (evicting as `set` does),
     /// an existing one is changed in place and keeps its place, and the value offered is dropped.
     @Test func insertOrUpdateStoresNewKeysAndChangesKnownOnes() {
-        var map = RecentMap<Int>(capacity: 2)
+        var map = RecentMap<String, Int>(capacity: 2)
         guard case .inserted(let none) = map.insert(1, forKey: "a", orUpdate: { $0 += 100 }) else {
             Issue.record("a new key was not inserted")
             return
@@ -54,7 +54,7 @@ import Testing
     /// After compaction renumbered the rows (removals left dead ones among the live), a known key
     /// is still told from a new one, and the oldest still goes first.
     @Test func insertTellsKnownKeysFromNewOnesAfterRowsAreRenumbered() {
-        var map = RecentMap<Int>(capacity: 64)
+        var map = RecentMap<String, Int>(capacity: 64)
         for index in 0..<64 { _ = map.insert(index, forKey: "k\(index)", orUpdate: { _ in }) }
         for index in 0..<64 where index % 4 != 3 { map.removeValue(forKey: "k\(index)") }
         let rowsBefore = map.orderRows
@@ -78,7 +78,7 @@ import Testing
 
     /// Churn (a stream opening and finishing parts forever) keeps the bookkeeping bounded.
     @Test func churnStaysBounded() {
-        var map = RecentMap<Int>(capacity: 100)
+        var map = RecentMap<String, Int>(capacity: 100)
         for index in 0..<200_000 {
             map["k\(index)"] = index
             if index % 2 == 0 { map.removeValue(forKey: "k\(index)") }
@@ -91,7 +91,7 @@ import Testing
     /// A stream of ever-new keys (parts opened and never completed): every insert evicts the
     /// oldest, and the rows eviction has passed are let go of too, not kept with their keys.
     @Test func evictionAloneKeepsTheBookkeepingBounded() {
-        var map = RecentMap<Int>(capacity: 1024)
+        var map = RecentMap<String, Int>(capacity: 1024)
         for index in 0..<100_000 { map["part-\(index)"] = index }
         #expect(map.count == 1024 && map.evicted == 100_000 - 1024)
         #expect(map.orderRows <= 2 * 1024 + 1)
@@ -101,7 +101,7 @@ import Testing
     /// What a stream does with a long part on every frame: take it out, change it, put it back
     /// (as the newest, like a removal and an insert). Doing it over and over leaves no rows behind.
     @Test func takingAnEntryOutAndPuttingItBackStaysBounded() {
-        var map = RecentMap<Int>(capacity: 3)
+        var map = RecentMap<String, Int>(capacity: 3)
         map["a"] = 0
         map["b"] = 0
         let first = map.take("a")!
@@ -122,7 +122,7 @@ import Testing
     func agreesWithAnInsertionOrderedList(seed: UInt64) {
         var random = SeededRandom(seed: seed)
         let capacity = 8
-        var map = RecentMap<Int>(capacity: capacity)
+        var map = RecentMap<String, Int>(capacity: capacity)
         var model: [(key: String, value: Int)] = []
         var modelEvicted = 0
         for step in 0..<20_000 {

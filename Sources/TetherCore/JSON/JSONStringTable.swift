@@ -88,24 +88,6 @@ public final class JSONStringTable {
     /// which read little-endian is the top of the last word, and two ids that differ only
     /// there — a thread's and its turn's, numbered alike — would take turns in one slot).
     private static func slot(_ run: UnsafeBufferPointer<UInt8>, shift: UInt64) -> Int {
-        Int(truncatingIfNeeded: hash(run) >> shift)
-    }
-
-    /// A multiplicative hash over 8 bytes at a time (the run is at least 16 bytes long): ids
-    /// differ anywhere, often only in their last characters, so every byte counts.
-    private static func hash(_ run: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        let raw = UnsafeRawPointer(run.baseAddress!)
-        let count = run.count
-        var hash = UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15
-        var offset = 0
-        while offset + 8 <= count {
-            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
-            offset += 8
-        }
-        if offset < count {
-            // The last 8 bytes, overlapping what came before.
-            hash = (hash ^ raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)) &* 0xC4CE_B9FE_1A85_EC53
-        }
-        return hash
+        Int(truncatingIfNeeded: WordHash.hash(UnsafeRawBufferPointer(run)) >> shift)
     }
 }

@@ -3,13 +3,13 @@
 /// finish (a part whose final snapshot never comes, a session that is never seen again). An
 /// update keeps an entry's place; removing frees it. `evicted` counts what the bound let go of,
 /// so the stream can say so once instead of silently.
-public struct RecentMap<Value>: Sequence {
+public struct RecentMap<Key: Hashable, Value>: Sequence {
     /// Each entry with the number of its row in `order`.
-    private var entries: [String: (value: Value, row: Int)] = [:]
+    private var entries: [Key: (value: Value, row: Int)] = [:]
     /// Keys in insertion order; the row of an entry removed since is nil. Row `n` is at
     /// `order[n - firstRow]`: rows keep their numbers when the rows before them are dropped, so
     /// neither removing an entry nor dropping the passed rows looks anything up.
-    private var order: [String?] = []
+    private var order: [Key?] = []
     private var firstRow = 0
     /// The index in `order` of the oldest row eviction has not passed.
     private var head = 0
@@ -26,7 +26,7 @@ public struct RecentMap<Value>: Sequence {
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
 
-    public subscript(key: String) -> Value? {
+    public subscript(key: Key) -> Value? {
         get { entries[key]?.value }
         set {
             guard let newValue else {
@@ -39,7 +39,7 @@ public struct RecentMap<Value>: Sequence {
 
     /// Stores `value`; returns the entry the bound let go of to make room, if any.
     @discardableResult
-    public mutating func set(_ value: Value, forKey key: String) -> (key: String, value: Value)? {
+    public mutating func set(_ value: Value, forKey key: Key) -> (key: Key, value: Value)? {
         // One hash for a new key (what callers that take an entry out and put it back do most).
         let row = firstRow + order.count
         if let previous = entries.updateValue((value, row), forKey: key) {
@@ -54,14 +54,14 @@ public struct RecentMap<Value>: Sequence {
     /// What `insert(_:forKey:orUpdate:)` did.
     public enum Insertion {
         /// The key was new: `value` is stored as the newest, and the bound let go of this entry, if any.
-        case inserted(released: (key: String, value: Value)?)
+        case inserted(released: (key: Key, value: Value)?)
         /// The key had an entry, changed in place by the update.
         case updated
     }
 
     /// Stores `value` when `key` has no entry, else changes that entry in place with `update` (and
     /// `value` is dropped): one lookup either way, where `update` then `set` would take two.
-    public mutating func insert(_ value: Value, forKey key: String, orUpdate update: (inout Value) -> Void) -> Insertion {
+    public mutating func insert(_ value: Value, forKey key: Key, orUpdate update: (inout Value) -> Void) -> Insertion {
         // A row number no entry has: an entry that has it after the access was just stored.
         let row = firstRow + order.count
         var inserted = false
@@ -78,13 +78,13 @@ public struct RecentMap<Value>: Sequence {
 
     /// Changes an entry in place (no copy of what it holds); nil when there is none.
     @discardableResult
-    public mutating func update<Result>(_ key: String, _ body: (inout Value) -> Result) -> Result? {
+    public mutating func update<Result>(_ key: Key, _ body: (inout Value) -> Result) -> Result? {
         guard let index = entries.index(forKey: key) else { return nil }
         return body(&entries.values[index].value)
     }
 
     @discardableResult
-    public mutating func removeValue(forKey key: String) -> Value? {
+    public mutating func removeValue(forKey key: Key) -> Value? {
         guard let removed = entries.removeValue(forKey: key) else { return nil }
         markDead(row: removed.row)
         return removed.value
@@ -97,7 +97,7 @@ public struct RecentMap<Value>: Sequence {
 
     /// Takes an entry out to change it without copying what it holds: `removeValue`, with the
     /// entry's place for `putBack`.
-    public mutating func take(_ key: String) -> (value: Value, place: Place)? {
+    public mutating func take(_ key: Key) -> (value: Value, place: Place)? {
         guard let removed = entries.removeValue(forKey: key) else { return nil }
         markDead(row: removed.row)
         return (removed.value, Place(row: removed.row))
@@ -107,7 +107,7 @@ public struct RecentMap<Value>: Sequence {
     /// its own row when that is still the last one: a part changed on every frame of a stream
     /// leaves no row behind per frame. Returns what the bound let go of, if anything.
     @discardableResult
-    public mutating func putBack(_ value: Value, forKey key: String, at place: Place) -> (key: String, value: Value)? {
+    public mutating func putBack(_ value: Value, forKey key: Key, at place: Place) -> (key: Key, value: Value)? {
         let index = place.row - firstRow
         // Rows are never reused: the last row, dead and at this number, is the one taken.
         guard index == order.count - 1, index >= head, order[index] == nil, entries.index(forKey: key) == nil else {
@@ -119,18 +119,18 @@ public struct RecentMap<Value>: Sequence {
         return evictIfFull()
     }
 
-    public mutating func removeAll(where shouldRemove: (String, Value) -> Bool) {
-        var kept: [String: (value: Value, row: Int)] = [:]
+    public mutating func removeAll(where shouldRemove: (Key, Value) -> Bool) {
+        var kept: [Key: (value: Value, row: Int)] = [:]
         for (key, entry) in entries {
             if shouldRemove(key, entry.value) { markDead(row: entry.row) } else { kept[key] = entry }
         }
         entries = kept
     }
 
-    public var keys: [String] { Array(entries.keys) }
+    public var keys: [Key] { Array(entries.keys) }
     public var values: [Value] { entries.values.map(\.value) }
 
-    public func makeIterator() -> AnyIterator<(key: String, value: Value)> {
+    public func makeIterator() -> AnyIterator<(key: Key, value: Value)> {
         var inner = entries.makeIterator()
         return AnyIterator { inner.next().map { ($0.key, $0.value.value) } }
     }
@@ -140,7 +140,7 @@ public struct RecentMap<Value>: Sequence {
         deadRows += 1
     }
 
-    private mutating func evictIfFull() -> (key: String, value: Value)? {
+    private mutating func evictIfFull() -> (key: Key, value: Value)? {
         while entries.count > capacity, head < order.count {
             let key = order[head]
             head += 1
@@ -184,4 +184,4 @@ public struct RecentMap<Value>: Sequence {
     }
 }
 
-extension RecentMap: Sendable where Value: Sendable {}
+extension RecentMap: Sendable where Key: Sendable, Value: Sendable {}
