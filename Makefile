@@ -42,9 +42,11 @@ release:
 
 # Suites run one after another: many start simulators in-process, which share Swift's
 # cooperative pool with the tests, and on 2 cores parallel suites starved them (a 30 s stall was
-# seen). Serial, the whole run is about a minute and deterministic.
+# seen). Serial, the Swift suites take about a quarter of an hour, deterministically. Their
+# temporary files (configs, state directories, keys, logs: a thousand directories a run) go into
+# one directory (TMPDIR), removed afterwards whatever the outcome.
 test: build
-	$(SWIFT) test --no-parallel $(SWIFT_FLAGS)
+	scratch=$$(mktemp -d /tmp/tether-tests-XXXXXX) && { TMPDIR="$$scratch" $(SWIFT) test --no-parallel $(SWIFT_FLAGS); status=$$?; rm -rf "$$scratch"; exit $$status; }
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Live/codex-live.sh
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/ACP/acp-client.sh
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Gateway/api-check.sh
