@@ -214,9 +214,9 @@ final class CodexMonitorRPC: Sendable {
     /// hands over a line at a time and, once paused, reads on when half of this is left: 8 KiB
     /// (what a pipeline stage, which hands over a network read at a time, keeps ahead) paused it
     /// every dozen lines and cost more CPU than it saved; 64 KiB left both cores idle a fifth
-    /// of a flood, in pauses; 256 KiB, about a megabyte of decoded lines, took 5 % off the
-    /// new-parts flood (bench/PROFILE.md).
-    static let decodeAheadBudget = 256 << 10
+    /// of a flood, in pauses; 256 KiB took 5 % off the new-parts flood, and 1 MiB (about 4 MB
+    /// of decoded lines) 8 % more, peak RSS unchanged; 2 MiB took nothing more (bench/PROFILE.md).
+    static let decodeAheadBudget = 1 << 20
 
     /// - Parameters:
     ///   - notificationBudget: bytes of notification lines queued for the consumer before the

@@ -255,7 +255,7 @@ import TetherNet
         func line(_ index: Int) -> String {
             #"{"method":"terminal-output","params":{"workspaceId":"ws-1","terminalId":"t1","data":"\#(index)"}}"#
         }
-        let count = 8000  // well past the budget: some must wait as bytes
+        let count = 30_000  // well past the budget: some must wait as bytes
         let (rpc, connection) = makeRPC(budget: 2 << 20, callBudget: 8 << 20)
         rpc.setDecoding(.init(keepingRaw: true, ahead: true))
         #expect(count * line(0).utf8.count > 2 * CodexMonitorRPC.decodeAheadBudget)
