@@ -84,13 +84,21 @@ public struct JSONWriter: Sendable {
     }
 
     public mutating func writeString(_ text: String) {
-        var text = text
-        text.withUTF8 { utf8 in
-            bytes.reserveCapacity(bytes.count + utf8.count + 2)
-            bytes.append(UInt8(ascii: "\""))
-            appendEscaped(utf8, asciiOnly: false)
-            bytes.append(UInt8(ascii: "\""))
+        // Read in place: `withUTF8` would need a copy of the string to mutate (a retain and a
+        // release per string written), and every native string is contiguous.
+        let written: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            appendQuoted(utf8)
         }
+        guard written == nil else { return }
+        var text = text
+        text.withUTF8 { appendQuoted($0) }
+    }
+
+    private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+        bytes.reserveCapacity(bytes.count + utf8.count + 2)
+        bytes.append(UInt8(ascii: "\""))
+        appendEscaped(utf8, asciiOnly: false)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// UTF-8 text as the inside of a JSON string: runs without anything to escape are copied
