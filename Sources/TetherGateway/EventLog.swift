@@ -130,19 +130,25 @@ public final class EventLog: Sendable {
     private static func events(_ db: Database, after seq: Int64, matching filter: EventQuery, limit: Int) throws -> [LoggedEvent] {
         var after = seq
         var found: [LoggedEvent] = []
+        found.reserveCapacity(limit)
+        let statement = try db.cachedStatement(sql: """
+            SELECT seq, type, profile, session, line FROM event WHERE seq > ? ORDER BY seq LIMIT ?
+            """)
         // Filtered in Swift (prefix rules on type); read in pages until `limit` match or the end.
+        // Without a filter every row matches: a page reads only the rows it returns.
         while found.count < limit {
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT seq, type, profile, session, line FROM event WHERE seq > ? ORDER BY seq LIMIT 1000
-                """, arguments: [after])
-            guard let last = rows.last else { break }
-            after = last["seq"]
-            for row in rows {
-                let event = LoggedEvent(seq: row["seq"], type: row["type"], profile: row["profile"],
-                                        session: row["session"], line: row["line"])
+            let rowsWanted = filter == EventQuery() ? limit - found.count : 1000
+            // Read from the statement as it steps (columns by position), not copied into rows first.
+            let rows = try Row.fetchCursor(statement, arguments: [after, rowsWanted])
+            var read = 0
+            while let row = try rows.next() {
+                read += 1
+                let event = LoggedEvent(seq: row[0], type: row[1], profile: row[2], session: row[3], line: row[4])
+                after = event.seq
                 if filter.matches(event) { found.append(event) }
                 if found.count == limit { break }
             }
+            if read < rowsWanted { break }  // the end of the log
         }
         return found
     }

@@ -162,4 +162,22 @@ import TetherCore
         #expect(try log.events(after: 0, matching: EventQuery(session: "s2")).map(\.seq) == [3])
         #expect(try log.events(after: 1, limit: 1).map(\.seq) == [2])
     }
+
+    /// Pages of a replay: without a filter exactly the rows asked for, in order, to the end; with
+    /// one, matches gathered across the log's internal reads (1,000 rows each) up to the limit.
+    @Test func pagesReadOnToTheLimitOrTheEnd() throws {
+        let log = try Self.open(Self.temporaryPath())
+        for index in 1...2_500 {
+            _ = try log.append(Self.part(.partDelta, part: "p\(index)", profile: index.isMultiple(of: 2) ? "b" : "a"))
+        }
+        #expect(try log.page(after: 0, limit: 700).events.map(\.seq) == Array(1...700))
+        #expect(try log.page(after: 700, limit: 700).events.map(\.seq) == Array(701...1400))
+        #expect(try log.page(after: 2_000, limit: 700).events.map(\.seq) == Array(2_001...2_500))
+        #expect(try log.page(after: 2_500, limit: 700).events.isEmpty)
+        let evens = try log.page(after: 0, matching: EventQuery(profiles: ["b"]), limit: 1_200).events
+        #expect(evens.map(\.seq) == Array(stride(from: 2, through: 2_400, by: 2)))
+        #expect(evens.allSatisfy { $0.profile == "b" && $0.type == "part.delta" && $0.session == "s1" })
+        let rest = try log.page(after: 2_400, matching: EventQuery(profiles: ["b"]), limit: 1_200).events
+        #expect(rest.map(\.seq) == Array(stride(from: 2_402, through: 2_500, by: 2)))
+    }
 }
