@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import shutil
 import tempfile
 import threading
 import time
@@ -654,6 +655,8 @@ def main():
             process.wait(10)
         if failed:
             print("logs kept in " + work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 and passed > 0 else 1
 
