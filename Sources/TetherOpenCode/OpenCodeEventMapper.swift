@@ -486,8 +486,8 @@ struct OpenCodeEventMapper {
         let content = snapshot.content(role: role)
         if !state.started {
             state.started = true
-            var startContent = content
-            if snapshot.text != nil { startContent["text"] = "" }
+            // Built with its text empty, not copied from `content` and changed.
+            let startContent = snapshot.text != nil ? snapshot.content(role: role, emptyText: true) : content
             events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: startContent))
         }
         if let text = snapshot.text, role != .user {

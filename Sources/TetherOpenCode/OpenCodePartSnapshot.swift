@@ -61,13 +61,14 @@ struct OpenCodePartSnapshot: Sendable {
     }
 
     /// The normalized content (the `data` of part.started / part.completed); `role`: the
-    /// message's, for text.
-    func content(role: PartRole?) -> JSONObject {
+    /// message's, for text. `emptyText`: a text or reasoning part's content with its text left
+    /// out (`""`), as `part.started` carries it — its text follows as deltas.
+    func content(role: PartRole?, emptyText: Bool = false) -> JSONObject {
         switch body {
         case .text(let text, let synthetic):
             var entries: [(key: String, value: JSONValue)] = []
             entries.reserveCapacity(3)
-            entries.append((key: "text", value: .string(text)))
+            entries.append((key: "text", value: .string(emptyText ? "" : text)))
             if kind == .text { entries.append((key: "role", value: .string((role ?? .assistant).rawValue))) }
             if synthetic { entries.append((key: "synthetic", value: true)) }
             return JSONObject(entries)

@@ -37,6 +37,29 @@ import TetherCore
         #expect(Self.written(utf8: Array("a\u{0}\u{7}\"".utf8)) == #""a\u0000\u0007\"""#)
     }
 
+    /// The buffer keeps its room ahead of what was written: a writer that starts small, grows
+    /// many times over and starts over writes exactly what a fresh one writes, and what was
+    /// written before a mark reads back from it.
+    @Test func aReusedWriterGrowsAndStartsOverCleanly() {
+        var random = SeededRandom(seed: 5)
+        var reused = JSONWriter(reservingCapacity: 1)
+        for round in 0..<200 {
+            let value = JSONValue.object(JSONObject((0..<Int(random.next() % 40)).map { index in
+                (key: "k\(index)\"", value: .string(String(repeating: "é\n", count: Int(random.next() % 50))))
+            }))
+            var fresh = JSONWriter()
+            fresh.write(value)
+            if round % 3 != 0 { reused.reset() }
+            let mark = reused.count
+            reused.write(value)
+            #expect(reused.bytes(from: mark) == fresh.bytes)
+            #expect(reused.withUnsafeBytes { Array($0[mark...]) } == fresh.bytes)
+            #expect(reused.count == mark + fresh.count)
+        }
+        reused.reset()
+        #expect(reused.isEmpty && reused.bytes.isEmpty)
+    }
+
     static func written(_ text: String) -> String {
         var writer = JSONWriter()
         writer.writeString(text)

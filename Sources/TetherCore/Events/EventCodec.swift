@@ -36,7 +36,7 @@ public struct EventCodec: Sendable {
                                            _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         writer.reset()
         for index in events.indices { append(events[index], profile: profile, backend: backend) }
-        return writer.bytes.withUnsafeBytes(body)
+        return writer.withUnsafeBytes(body)
     }
 
     private mutating func append(_ event: Event, profile: String? = nil, backend: BackendKind? = nil) {
@@ -90,11 +90,11 @@ public struct EventCodec: Sendable {
                 writer.writeRaw(bytes)
                 return
             }
-            let start = writer.bytes.count
+            let start = writer.count
             writer.writeRaw(separatorAndKey)
             writer.writeString(value)
             self.value = value
-            bytes = Array(writer.bytes[start...])
+            bytes = writer.bytes(from: start)
         }
     }
 
@@ -108,14 +108,14 @@ public struct EventCodec: Sendable {
             writer.writeRaw(cached.bytes)
             return
         }
-        let start = writer.bytes.count
+        let start = writer.count
         writer.writeRaw("{\"v\":1,\"type\":" as StaticString)
         writer.writeString(type.rawValue)
         writer.writeRaw(",\"ts\":" as StaticString)
         writer.writeString(Self.timestamp(milliseconds: ts))
         optional(",\"profile\":", profile)
         optional(",\"backend\":", backend?.rawValue)
-        headers.byType.append((type, Array(writer.bytes[start...])))
+        headers.byType.append((type, writer.bytes(from: start)))
     }
 
     /// Byte-for-byte equality: `==` on String is canonical equivalence, under which two ids

@@ -15,20 +15,20 @@ enum JSONStringBytes {
             || (asciiOnly && word & highs != 0)
     }
 
-    /// The index of the first `"`, `\` or control byte in `bytes` at or after `start`
-    /// (`bytes.count` when there is none).
+    /// The index of the first `"`, `\` or control byte in `bytes` at or after `start` (with
+    /// `asciiOnly`, also the first of 0x80 or more); `bytes.count` when there is none.
     @inline(__always)
-    static func endOfPlainRun(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+    static func endOfPlainRun(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, asciiOnly: Bool = false) -> Int {
         guard let base = bytes.baseAddress else { return start }
         let raw = UnsafeRawPointer(base)
         let count = bytes.count
         var index = start
-        while index + 8 <= count, !needsAttention(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self), asciiOnly: false) {
+        while index + 8 <= count, !needsAttention(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self), asciiOnly: asciiOnly) {
             index += 8
         }
         while index < count {
             let byte = base[index]
-            if byte == 0x22 || byte == 0x5C || byte < 0x20 { return index }
+            if byte == 0x22 || byte == 0x5C || byte < 0x20 || (asciiOnly && byte >= 0x80) { return index }
             index += 1
         }
         return count

@@ -1,13 +1,35 @@
 /// Serializes `JSONValue`s into compact UTF-8 JSON. Every line Tether prints goes through here,
 /// so it appends straight into a byte buffer rather than building intermediate strings.
+///
+/// The buffer is an array kept at its full size, the bytes written being its first `count`:
+/// an append is a copy into room that is already there. (Appending to the array itself checked
+/// its uniqueness and capacity once per piece and per byte, and its `append(contentsOf:)` cost
+/// about 90 instructions a call, several calls for every field of every line.)
 public struct JSONWriter: Sendable {
-    public private(set) var bytes: [UInt8] = []
+    private var storage: [UInt8]
+    /// How many bytes have been written (the rest of `storage` is room).
+    public private(set) var count = 0
 
     public init(reservingCapacity capacity: Int = 256) {
-        bytes.reserveCapacity(capacity)
+        storage = [UInt8](repeating: 0, count: Swift.max(capacity, 16))
     }
 
-    public mutating func reset() { bytes.removeAll(keepingCapacity: true) }
+    /// The bytes written, as an array of their own.
+    public var bytes: [UInt8] { Array(storage[..<count]) }
+
+    /// The bytes written from `start` (a `count` read earlier) on.
+    public func bytes(from start: Int) -> [UInt8] { Array(storage[start..<count]) }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// The bytes written, borrowed in place.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        let count = count
+        return try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
+
+    /// Starts over, keeping the room.
+    public mutating func reset() { count = 0 }
 
     public mutating func write(_ value: JSONValue) {
         switch value {
@@ -17,45 +39,46 @@ public struct JSONWriter: Sendable {
         case .double(let number): writeDouble(number)
         case .string(let text): writeString(text)
         case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
+            append(UInt8(ascii: "["))
             for (offset, element) in elements.enumerated() {
-                if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+                if offset > 0 { append(UInt8(ascii: ",")) }
                 write(element)
             }
-            bytes.append(UInt8(ascii: "]"))
+            append(UInt8(ascii: "]"))
         case .object(let object):
-            bytes.append(UInt8(ascii: "{"))
+            append(UInt8(ascii: "{"))
             var first = true
             for entry in object {
-                if !first { bytes.append(UInt8(ascii: ",")) }
+                if !first { append(UInt8(ascii: ",")) }
                 first = false
                 writeString(entry.key)
-                bytes.append(UInt8(ascii: ":"))
+                append(UInt8(ascii: ":"))
                 write(entry.value)
             }
-            bytes.append(UInt8(ascii: "}"))
+            append(UInt8(ascii: "}"))
         }
     }
 
     /// Writes `"key":` — for callers that stream an object without building it first.
     public mutating func writeKey(_ key: String) {
         writeString(key)
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
     }
 
     public mutating func writeRaw(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+        let written: Void? = text.utf8.withContiguousStorageIfAvailable { append($0) }
+        if written == nil { writeRaw(Array(text.utf8)) }
     }
 
     /// Writes text known when the program was built (keys, punctuation) as it is.
     public mutating func writeRaw(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    public mutating func writeByte(_ byte: UInt8) { bytes.append(byte) }
+    public mutating func writeByte(_ byte: UInt8) { append(byte) }
 
     /// Appends bytes that are already JSON (what an earlier write produced).
-    public mutating func writeRaw(_ json: [UInt8]) { bytes.append(contentsOf: json) }
+    public mutating func writeRaw(_ json: [UInt8]) { json.withUnsafeBufferPointer { append($0) } }
 
     private mutating func writeDouble(_ number: Double) {
         guard number.isFinite else { return writeRaw("null") }  // JSON has no NaN or infinity
@@ -72,76 +95,103 @@ public struct JSONWriter: Sendable {
     /// without making the String first: ASCII (the common case) is escaped straight from the
     /// bytes; anything else goes through String so invalid sequences become U+FFFD as before.
     public mutating func writeString(utf8 text: UnsafeRawBufferPointer) {
-        let mark = bytes.count
-        bytes.reserveCapacity(bytes.count + text.count + 2)
-        bytes.append(UInt8(ascii: "\""))
+        let mark = count
         let utf8 = UnsafeBufferPointer(start: text.baseAddress?.assumingMemoryBound(to: UInt8.self), count: text.count)
-        guard appendEscaped(utf8, asciiOnly: true) else {
-            bytes.removeSubrange(mark...)
+        guard appendQuoted(utf8, asciiOnly: true) else {
+            count = mark
             return writeString(String(decoding: text, as: UTF8.self))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func writeString(_ text: String) {
         // Read in place: `withUTF8` would need a copy of the string to mutate (a retain and a
         // release per string written), and every native string is contiguous.
         let written: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            appendQuoted(utf8)
+            appendQuoted(utf8, asciiOnly: false)
         }
         guard written == nil else { return }
         var text = text
-        text.withUTF8 { appendQuoted($0) }
+        text.withUTF8 { appendQuoted($0, asciiOnly: false) }
     }
 
-    private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
-        bytes.reserveCapacity(bytes.count + utf8.count + 2)
-        bytes.append(UInt8(ascii: "\""))
-        appendEscaped(utf8, asciiOnly: false)
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    /// UTF-8 text as the inside of a JSON string: runs without anything to escape are copied
-    /// whole, found eight bytes at a time. With `asciiOnly` it stops at the first byte of 0x80 or
-    /// more and returns false (what it appended is then the caller's to take back).
+    /// `utf8` in quotes, escaped as JSON needs. A string with nothing to escape (most) is
+    /// written with its quotes in one step. With `asciiOnly` it stops at the first byte of 0x80
+    /// or more and returns false (what it wrote is then the caller's to take back).
     @discardableResult
-    private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, asciiOnly: Bool) -> Bool {
-        guard let base = utf8.baseAddress else { return true }
-        let count = utf8.count
-        let raw = UnsafeRawPointer(base)
-        var runStart = 0
-        var index = 0
-        while index < count {
-            while index + 8 <= count, !JSONStringBytes.needsAttention(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self), asciiOnly: asciiOnly) {
-                index += 8
+    private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>, asciiOnly: Bool) -> Bool {
+        let length = utf8.count
+        var plain = JSONStringBytes.endOfPlainRun(utf8, from: 0, asciiOnly: asciiOnly)
+        if plain == length {
+            let start = count
+            makeRoom(length + 2)
+            storage.withUnsafeMutableBufferPointer { buffer in
+                let base = buffer.baseAddress.unsafelyUnwrapped + start
+                base.pointee = UInt8(ascii: "\"")
+                if let source = utf8.baseAddress { (base + 1).update(from: source, count: length) }
+                base[length + 1] = UInt8(ascii: "\"")
             }
-            guard index < count else { break }
-            let byte = base[index]
-            if byte >= 0x80, asciiOnly { return false }
-            guard byte < 0x20 || byte == 0x22 || byte == 0x5C else {
-                index += 1
-                continue
-            }
-            if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
-            index += 1
-            runStart = index
-            bytes.append(0x5C)
-            switch byte {
-            case 0x22: bytes.append(0x22)
-            case 0x5C: bytes.append(0x5C)
-            case 0x0A: bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(UInt8(ascii: "t"))
-            default:
-                bytes.append(UInt8(ascii: "u"))
-                bytes.append(0x30)
-                bytes.append(0x30)
-                bytes.append(Self.hexDigit(byte >> 4))
-                bytes.append(Self.hexDigit(byte & 0xF))
-            }
+            count = start + length + 2
+            return true
         }
-        if runStart < count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count])) }
+        append(UInt8(ascii: "\""))
+        var runStart = 0
+        while true {
+            append(UnsafeBufferPointer(rebasing: utf8[runStart..<plain]))
+            guard plain < length else { break }
+            let byte = utf8[plain]
+            if byte >= 0x80 { return false }  // only stops there with `asciiOnly`
+            appendEscape(byte)
+            runStart = plain + 1
+            plain = JSONStringBytes.endOfPlainRun(utf8, from: runStart, asciiOnly: asciiOnly)
+        }
+        append(UInt8(ascii: "\""))
         return true
+    }
+
+    /// `"`, `\`, or a control character, escaped.
+    private mutating func appendEscape(_ byte: UInt8) {
+        append(0x5C)
+        switch byte {
+        case 0x22: append(0x22)
+        case 0x5C: append(0x5C)
+        case 0x0A: append(UInt8(ascii: "n"))
+        case 0x0D: append(UInt8(ascii: "r"))
+        case 0x09: append(UInt8(ascii: "t"))
+        default:
+            append(UInt8(ascii: "u"))
+            append(0x30)
+            append(0x30)
+            append(Self.hexDigit(byte >> 4))
+            append(Self.hexDigit(byte & 0xF))
+        }
+    }
+
+    // MARK: The buffer
+
+    /// Makes room for `extra` more bytes after `count`, at least doubling when it grows.
+    @inline(__always)
+    private mutating func makeRoom(_ extra: Int) {
+        if count + extra > storage.count { grow(toHold: count + extra) }
+    }
+
+    private mutating func grow(toHold needed: Int) {
+        storage.append(contentsOf: repeatElement(0, count: Swift.max(needed, storage.count * 2) - storage.count))
+    }
+
+    private mutating func append(_ byte: UInt8) {
+        makeRoom(1)
+        storage[count] = byte
+        count += 1
+    }
+
+    private mutating func append(_ source: UnsafeBufferPointer<UInt8>) {
+        guard let from = source.baseAddress, !source.isEmpty else { return }
+        let start = count, length = source.count
+        makeRoom(length)
+        storage.withUnsafeMutableBufferPointer { buffer in
+            (buffer.baseAddress.unsafelyUnwrapped + start).update(from: from, count: length)
+        }
+        count = start + length
     }
 }
 
@@ -150,6 +200,6 @@ extension JSONValue {
     public var serialized: String {
         var writer = JSONWriter()
         writer.write(self)
-        return String(decoding: writer.bytes, as: UTF8.self)
+        return writer.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -96,7 +96,7 @@ struct SSECommand: AsyncParsableCommand {
                             writer.writeRaw("}\n" as StaticString)
                         }
                     }
-                    if !writer.bytes.isEmpty { output.write(writer.bytes) }
+                    if !writer.isEmpty { writer.withUnsafeBytes { output.write($0) } }
                 }
             } catch let error as NetError {
                 throw error.tetherError(service: "the SSE server")
