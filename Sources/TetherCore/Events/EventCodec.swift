@@ -124,12 +124,11 @@ public struct EventCodec: Sendable {
     /// strings the producing thread is retaining at the same time.
     fileprivate static func sameBytes(_ lhs: String?, _ rhs: String?) -> Bool {
         if lhs == nil || rhs == nil { return lhs == nil && rhs == nil }
-        let same = lhs.unsafelyUnwrapped.utf8.withContiguousStorageIfAvailable { left in
-            rhs.unsafelyUnwrapped.utf8.withContiguousStorageIfAvailable { right in
+        return lhs.unsafelyUnwrapped.withUTF8InPlace { left in
+            rhs.unsafelyUnwrapped.withUTF8InPlace { right in
                 left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
             }
         }
-        return (same ?? nil) ?? lhs.unsafelyUnwrapped.utf8.elementsEqual(rhs.unsafelyUnwrapped.utf8)
     }
 
     /// `,"key":` and the value, when there is one.

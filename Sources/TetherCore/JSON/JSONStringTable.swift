@@ -61,8 +61,8 @@ public final class JSONStringTable {
     func string(_ run: UnsafeBufferPointer<UInt8>) -> String? {
         guard run.count >= Self.shortestShared, run.count <= Self.longestShared else { return nil }
         let slot = Self.slot(run, shift: shift)
-        if var cached = slots[slot] {
-            let same = cached.withUTF8 { stored in
+        if let cached = slots[slot] {
+            let same = cached.withUTF8InPlace { stored in
                 stored.count == run.count && memcmp(stored.baseAddress!, run.baseAddress!, run.count) == 0
             }
             if same { return cached }

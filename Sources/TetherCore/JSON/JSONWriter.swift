@@ -66,8 +66,7 @@ public struct JSONWriter: Sendable {
     }
 
     public mutating func writeRaw(_ text: String) {
-        let written: Void? = text.utf8.withContiguousStorageIfAvailable { append($0) }
-        if written == nil { writeRaw(Array(text.utf8)) }
+        text.withUTF8InPlace { append($0) }
     }
 
     /// Writes text known when the program was built (keys, punctuation) as it is.
@@ -104,14 +103,7 @@ public struct JSONWriter: Sendable {
     }
 
     public mutating func writeString(_ text: String) {
-        // Read in place: `withUTF8` would need a copy of the string to mutate (a retain and a
-        // release per string written), and every native string is contiguous.
-        let written: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            appendQuoted(utf8, asciiOnly: false)
-        }
-        guard written == nil else { return }
-        var text = text
-        text.withUTF8 { appendQuoted($0, asciiOnly: false) }
+        text.withUTF8InPlace { appendQuoted($0, asciiOnly: false) }
     }
 
     /// `utf8` in quotes, escaped as JSON needs. A string with nothing to escape (most) is

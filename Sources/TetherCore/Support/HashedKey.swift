@@ -11,8 +11,7 @@ public struct HashedKey: Hashable, Sendable, CustomStringConvertible {
     private let word: UInt64
 
     public init(_ text: String) {
-        var text = text
-        word = text.withUTF8 { WordHash.hash(UnsafeRawBufferPointer($0)) }
+        word = text.withUTF8InPlace { WordHash.hash(UnsafeRawBufferPointer($0)) }
         self.text = text
     }
 
