@@ -131,6 +131,30 @@ import Testing
         #expect(seen == (false, true))
     }
 
+    /// Keys are read in one pass up to their closing quote: a plain key of any length reads as
+    /// itself, unflagged; an escape anywhere in one, on either side of an eight-byte word,
+    /// flags it; a control character in one is an error.
+    @Test func keysOfEveryLengthAndEscapeOffset() throws {
+        func firstKey(_ text: String) throws -> (String, Bool) {
+            try JSONScanner.scan(Array(text.utf8)) { scanner throws(JSONScanner.Error) -> (String, Bool) in
+                try scanner.enterObject()
+                let key = try scanner.nextKey()?.string ?? ""
+                while try scanner.nextKey() != nil {}
+                return (key, scanner.sawEscapedKey)
+            }
+        }
+        for length in 0..<20 {
+            let plain = String(repeating: "k", count: length)
+            #expect(try firstKey("{\"\(plain)\":1,\"b\":2}") == (plain, false))
+            for offset in 0...length {
+                let escaped = String(plain.prefix(offset)) + #"\""# + String(plain.dropFirst(offset))
+                #expect(try firstKey("{\"\(escaped)\":1}").1 == true)
+                let control = String(plain.prefix(offset)) + "\u{01}" + String(plain.dropFirst(offset))
+                #expect(throws: JSONParser.Error.self) { try firstKey("{\"\(control)\":1}") }
+            }
+        }
+    }
+
     @Test func anAbandonedWalkIsNotCheckedFurther() throws {
         let text = #"{"type":"other","rest":[1,,,"#
         let type = try JSONScanner.scan(Array(text.utf8)) { scanner throws(JSONScanner.Error) -> String? in

@@ -114,9 +114,16 @@ public struct JSONScanner {
             throw parser.failure("expected a string key")
         }
         let start = parser.index + 1
-        try parser.skipString()
+        // A key is a plain run up to its closing quote (one pass, nothing to unescape); one
+        // that stops at anything else is stepped over as any string, checked, and marked.
+        let end = JSONStringBytes.endOfPlainRun(parser.bytes, from: start)
+        if end < parser.bytes.count, parser.bytes[end] == UInt8(ascii: "\"") {
+            parser.index = end + 1
+        } else {
+            try parser.skipString()
+            sawEscapedKey = true
+        }
         let key = JSONKey(bytes: UnsafeBufferPointer(rebasing: parser.bytes[start..<(parser.index - 1)]))
-        if key.bytes.contains(UInt8(ascii: "\\")) { sawEscapedKey = true }
         parser.skipWhitespace()
         guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: ":") else { throw parser.failure("expected ':'") }
         parser.index += 1
