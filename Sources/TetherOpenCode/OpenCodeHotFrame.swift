@@ -17,9 +17,14 @@ enum OpenCodeHotFrame {
     }
 
     /// The hot types, with which the stream's `JSONStringTable` starts each batch.
-    static let busyWords = ["message.part.delta", "message.part.updated"]
+    static let busyWords = [HotType.partDelta.rawValue, HotType.partUpdated.rawValue]
 
-    static func isHot(_ type: String) -> Bool { type == "message.part.delta" || type == "message.part.updated" }
+    /// A payload `type` read here, told apart once, when it is read (a String compare with a
+    /// literal of another spelling costs a call into the runtime; this was several a frame).
+    private enum HotType: String {
+        case partDelta = "message.part.delta"
+        case partUpdated = "message.part.updated"
+    }
 
     /// What the walk found: the envelope's fields, then the payload's (bare on `/event`).
     private struct Frame {
@@ -30,15 +35,15 @@ enum OpenCodeHotFrame {
 
         var event: OpenCodeWireEvent? {
             guard let type = payload.type else { return nil }
-            switch type {
-            case "message.part.delta":
+            switch payload.hotType {
+            case .partDelta:
                 guard let session = payload.session, let part = payload.partID, let delta = payload.delta else { return nil }
                 let read = OpenCodePartDelta(session: session, message: payload.message, part: part, field: payload.field, delta: delta)
                 return OpenCodeWireEvent(type: type, directory: directory, body: .partDelta(read), raw: nil)
-            case "message.part.updated":
+            case .partUpdated:
                 guard let part = payload.part, let snapshot = part.snapshot else { return nil }
                 return OpenCodeWireEvent(type: type, directory: directory, body: .partUpdated(snapshot, delta: payload.delta), raw: nil)
-            default:
+            case nil:
                 return nil
             }
         }
@@ -60,7 +65,7 @@ enum OpenCodeHotFrame {
                 }
                 if payload.giveUp { giveUp = true }
                 // Not a frame read here: stop walking, the parser will read it.
-                if let type = payload.type, !OpenCodeHotFrame.isHot(type) { giveUp = true }
+                if payload.type != nil, payload.hotType == nil { giveUp = true }
                 if giveUp { return }
             }
         }
@@ -68,6 +73,8 @@ enum OpenCodeHotFrame {
 
     private struct Payload {
         var type: String?
+        /// `type`, when it is one read here.
+        var hotType: HotType?
         var sawProperties = false
         var session: String?
         var message: String?
@@ -88,6 +95,7 @@ enum OpenCodeHotFrame {
         mutating func readMember(_ key: JSONKey, _ scanner: inout JSONScanner) throws(JSONScanner.Error) {
             if key == "type" {
                 if try !scanner.string(into: &type) { giveUp = true }
+                hotType = type.flatMap(HotType.init(rawValue:))
             } else if key == "properties" {
                 guard !sawProperties, scanner.kind == .object else { giveUp = true; return }
                 sawProperties = true

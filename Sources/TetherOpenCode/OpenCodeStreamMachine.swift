@@ -95,14 +95,17 @@ struct OpenCodeStreamMachine {
 
     /// One decoded wire event, received at `time` (epoch milliseconds).
     mutating func receive(_ wire: OpenCodeWireEvent, at time: Double) -> [Action] {
-        switch wire.type {
-        case "server.connected":
-            // Nothing is replayed: read what was missed over REST, then go on live.
-            return [.resync]
-        case "server.heartbeat":
-            return pollIfSilent(at: time)
-        default:
-            break
+        // A part read straight from its bytes is a part frame: its type needs no comparing.
+        if wire.isParsed {
+            switch wire.type {
+            case "server.connected":
+                // Nothing is replayed: read what was missed over REST, then go on live.
+                return [.resync]
+            case "server.heartbeat":
+                return pollIfSilent(at: time)
+            default:
+                break
+            }
         }
         if let directory = configuration.directory, let eventDirectory = wire.directory,
            eventDirectory != "global", eventDirectory != directory {
@@ -258,7 +261,8 @@ struct OpenCodeStreamMachine {
     }
 
     private static func isIdle(_ wire: OpenCodeWireEvent) -> Bool {
-        wire.type == "session.idle" || (wire.type == "session.status" && wire.properties["status"]?["type"]?.string == "idle")
+        guard wire.isParsed else { return false }
+        return wire.type == "session.idle" || (wire.type == "session.status" && wire.properties["status"]?["type"]?.string == "idle")
     }
 }
 

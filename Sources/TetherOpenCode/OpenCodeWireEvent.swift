@@ -36,6 +36,13 @@ struct OpenCodeWireEvent: Sendable {
         self.init(type: type, directory: directory, body: .properties(properties), raw: raw)
     }
 
+    /// Whether the payload was parsed as a tree (`.properties`): every type but the part frames
+    /// `OpenCodeHotFrame` reads, which are neither connection nor session events.
+    var isParsed: Bool {
+        if case .properties = body { return true }
+        return false
+    }
+
     /// The payload's `properties` as JSON; empty for the frames read without a tree (`Body`).
     var properties: JSONValue {
         if case .properties(let properties) = body { return properties }
