@@ -67,7 +67,7 @@ struct OpenCodePartSnapshot: Sendable {
         switch body {
         case .text(let text, let synthetic):
             var entries: [(key: String, value: JSONValue)] = []
-            entries.reserveCapacity(3)
+            entries.reserveCapacity(4)  // room for the event's `kind` (`Event.part`)
             entries.append((key: "text", value: .string(emptyText ? "" : text)))
             if kind == .text { entries.append((key: "role", value: .string((role ?? .assistant).rawValue))) }
             if synthetic { entries.append((key: "synthetic", value: true)) }

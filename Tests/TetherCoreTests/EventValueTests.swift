@@ -24,6 +24,24 @@ import Testing
         #expect(copy != original)
     }
 
+    /// A part event's data is its content with `kind` first, whatever `kind` the content had
+    /// and wherever; content the caller keeps is left as it was.
+    @Test func aPartEventPutsItsKindFirstAndLeavesKeptContentAlone() {
+        let kept: JSONObject = ["text": "hi", "kind": "stale", "role": "user", "kind": "again"]
+        let event = Event.part(.partStarted, session: "s", turn: nil, part: "p", kind: .text, content: kept)
+        #expect(event.data.keys == ["kind", "text", "role"])
+        #expect(event.data == ["kind": "text", "text": "hi", "role": "user"])
+        #expect(kept.keys == ["text", "kind", "role", "kind"] && kept["kind"] == "stale")
+        let fresh = Event.part(.partCompleted, session: "s", turn: nil, part: "p", kind: .command,
+                               content: ["command": "ls", "status": "completed"])
+        #expect(fresh.data.keys == ["kind", "command", "status"] && fresh.data["kind"] == "command")
+        var object: JSONObject = [:]
+        object.setFirst("a", 1)
+        object.setFirst("b", 2)
+        object.setFirst("a", 3)
+        #expect(object.keys == ["a", "b"] && object["a"] == 3)
+    }
+
     @Test func eventsBuiltApartWithTheSameFieldsAreEqual() {
         #expect(sample() == sample())
         var other = sample()

@@ -37,13 +37,13 @@ extension Event {
 
     /// `part.started` / `part.completed`: `content` is the part's full state (for `completed`,
     /// the authoritative final content: a consumer reading only these gets every message whole).
+    /// `content` with `kind` put first: in place when the caller hands over content of its own
+    /// (built for this event) with room for it.
     public static func part(_ type: EventType, session: String?, turn: String?, part: String, kind: PartKind,
-                            content: JSONObject, cursor: String? = nil, raw: JSONValue? = nil) -> Event {
-        var entries: [(key: String, value: JSONValue)] = []
-        entries.reserveCapacity(content.count + 1)
-        entries.append((key: "kind", value: .string(kind.rawValue)))
-        for entry in content where entry.key != "kind" { entries.append(entry) }
-        return Event(type, session: session, turn: turn, part: part, cursor: cursor, data: JSONObject(entries), raw: raw)
+                            content: consuming JSONObject, cursor: String? = nil, raw: JSONValue? = nil) -> Event {
+        var data = content
+        data.setFirst("kind", .string(kind.rawValue))
+        return Event(type, session: session, turn: turn, part: part, cursor: cursor, data: data, raw: raw)
     }
 
     public static func partDelta(session: String?, turn: String?, part: String, kind: PartKind,

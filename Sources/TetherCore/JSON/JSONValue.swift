@@ -37,6 +37,14 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         }
     }
 
+    /// Sets `key` to `value` as the first entry; any other entry of that key goes. In place when
+    /// this object alone holds its entries and has room for one more.
+    public mutating func setFirst(_ key: String, _ value: JSONValue) {
+        entries.reserveCapacity(entries.count + 1)
+        entries.removeAll { $0.key == key }
+        entries.insert((key: key, value: value), at: 0)
+    }
+
     public var keys: [String] { entries.map(\.key) }
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
