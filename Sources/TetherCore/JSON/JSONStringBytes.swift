@@ -2,35 +2,40 @@
 /// characters, the bytes that end a plain run — found eight bytes at a time: strings are most
 /// of the bytes of every wire message and every line Tether writes.
 enum JSONStringBytes {
-    /// Whether any of a word's eight bytes is a control character, `"` or `\` (or, with
-    /// `asciiOnly`, 0x80 or more): the classic "has a zero byte" / "has a byte less than n" tests,
-    /// exact as a yes or no for the whole word.
+    /// A word (eight bytes, the first in the low bits) with the top bit of each byte set that
+    /// is a control character, `"` or `\` (or, with `asciiOnly`, 0x80 or more): the classic
+    /// "has a zero byte" / "has a byte less than n" tests. A borrow can mark a byte after a
+    /// matching one, never before it, so the lowest mark is exactly the first match.
     @inline(__always)
-    static func needsAttention(_ word: UInt64, asciiOnly: Bool) -> Bool {
+    static func attentionMask(_ word: UInt64, asciiOnly: Bool) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
-        let control = (word &- ones &* 0x20) & ~word & highs != 0
-        return control || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
-            || (asciiOnly && word & highs != 0)
+        func zeroBytes(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highs }
+        var mask = (word &- ones &* 0x20) & ~word & highs
+        mask |= zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))
+        if asciiOnly { mask |= word & highs }
+        return mask
     }
 
     /// The index of the first `"`, `\` or control byte in `bytes` at or after `start` (with
-    /// `asciiOnly`, also the first of 0x80 or more); `bytes.count` when there is none.
+    /// `asciiOnly`, also the first of 0x80 or more); `bytes.count` when there is none. A word at
+    /// a time, the last few bytes too (copied into a word padded with bytes that need nothing):
+    /// the strings of a wire message or a line are mostly shorter than two words.
     @inline(__always)
     static func endOfPlainRun(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, asciiOnly: Bool = false) -> Int {
         guard let base = bytes.baseAddress else { return start }
         let raw = UnsafeRawPointer(base)
         let count = bytes.count
         var index = start
-        while index + 8 <= count, !needsAttention(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self), asciiOnly: asciiOnly) {
+        while index + 8 <= count {
+            let mask = attentionMask(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)), asciiOnly: asciiOnly)
+            if mask != 0 { return index + mask.trailingZeroBitCount >> 3 }
             index += 8
         }
-        while index < count {
-            let byte = base[index]
-            if byte == 0x22 || byte == 0x5C || byte < 0x20 || (asciiOnly && byte >= 0x80) { return index }
-            index += 1
-        }
-        return count
+        guard index < count else { return count }
+        var tail = UInt64(0x4141_4141_4141_4141).littleEndian  // "AAAAAAAA"
+        withUnsafeMutableBytes(of: &tail) { $0.copyMemory(from: UnsafeRawBufferPointer(start: raw + index, count: count - index)) }
+        let mask = attentionMask(UInt64(littleEndian: tail), asciiOnly: asciiOnly)
+        return mask != 0 ? index + mask.trailingZeroBitCount >> 3 : count
     }
 }
