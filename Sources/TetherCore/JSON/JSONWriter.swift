@@ -47,13 +47,15 @@ public struct JSONWriter: Sendable {
             append(UInt8(ascii: "]"))
         case .object(let object):
             append(UInt8(ascii: "{"))
-            var first = true
-            for entry in object {
-                if !first { append(UInt8(ascii: ",")) }
-                first = false
-                writeString(entry.key)
-                append(UInt8(ascii: ":"))
-                write(entry.value)
+            // Borrowed where they are: iterating copies each entry (a retain and release of
+            // its key and value), on every line's data.
+            object.entries.withUnsafeBufferPointer { entries in
+                for index in entries.indices {
+                    if index > 0 { append(UInt8(ascii: ",")) }
+                    writeString(entries[index].key)
+                    append(UInt8(ascii: ":"))
+                    if case .string(let text) = entries[index].value { writeString(text) } else { write(entries[index].value) }
+                }
             }
             append(UInt8(ascii: "}"))
         }
