@@ -12,7 +12,7 @@ enum OpenCodeHotFrame {
         JSONScanner.read(data, strings: strings) { scanner throws(JSONScanner.Error) -> OpenCodeWireEvent? in
             var frame = Frame()
             try frame.readTop(&scanner)
-            return frame.giveUp ? nil : frame.event
+            return frame.giveUp ? nil : frame.takeEvent()
         }
     }
 
@@ -33,16 +33,21 @@ enum OpenCodeHotFrame {
         var payload = Payload()
         var giveUp = false
 
-        var event: OpenCodeWireEvent? {
-            guard let type = payload.type else { return nil }
+        /// What was found, its strings moved out of the walk's fields (`take()`), not copied
+        /// from them: a copy was a retain now and a release when the walk's fields went.
+        mutating func takeEvent() -> OpenCodeWireEvent? {
+            guard let type = payload.type.take() else { return nil }
             switch payload.hotType {
             case .partDelta:
-                guard let session = payload.session, let part = payload.partID, let delta = payload.delta else { return nil }
-                let read = OpenCodePartDelta(session: session, message: payload.message, part: part, field: payload.field, delta: delta)
-                return OpenCodeWireEvent(type: type, directory: directory, body: .partDelta(read), raw: nil)
+                guard let session = payload.session.take(), let part = payload.partID.take(), let delta = payload.delta.take()
+                else { return nil }
+                let read = OpenCodePartDelta(session: session, message: payload.message.take(), part: part,
+                                             field: payload.field.take(), delta: delta)
+                return OpenCodeWireEvent(type: type, directory: directory.take(), body: .partDelta(read), raw: nil)
             case .partUpdated:
-                guard let part = payload.part, let snapshot = part.snapshot else { return nil }
-                return OpenCodeWireEvent(type: type, directory: directory, body: .partUpdated(snapshot, delta: payload.delta), raw: nil)
+                guard var part = payload.part.take(), let snapshot = part.takeSnapshot() else { return nil }
+                return OpenCodeWireEvent(type: type, directory: directory.take(), body: .partUpdated(snapshot, delta: payload.delta.take()),
+                                         raw: nil)
             case nil:
                 return nil
             }
@@ -145,8 +150,8 @@ enum OpenCodeHotFrame {
         var ended: Bool?
         var giveUp = false
 
-        var snapshot: OpenCodePartSnapshot? {
-            guard let id, let session, let message, let type else { return nil }
+        mutating func takeSnapshot() -> OpenCodePartSnapshot? {
+            guard let id = id.take(), let session = session.take(), let message = message.take(), let type = type.take() else { return nil }
             let kind: PartKind
             switch type {
             case "text": kind = .text
@@ -154,7 +159,7 @@ enum OpenCodeHotFrame {
             default: return nil
             }
             return OpenCodePartSnapshot(id: id, session: session, message: message, kind: kind, isFinal: ended ?? false,
-                                        body: .text(text ?? "", synthetic: synthetic ?? false))
+                                        body: .text(text.take() ?? "", synthetic: synthetic ?? false))
         }
 
         mutating func read(_ scanner: inout JSONScanner) throws(JSONScanner.Error) {
