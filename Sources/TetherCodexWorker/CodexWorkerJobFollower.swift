@@ -102,11 +102,13 @@ struct CodexWorkerJobFollower: Sendable {
                                                weight: EventSource.wireBytes(of: batch))
                     }
                 }, consume: { channel in
-                    while let batch = try await channel.next() {
+                    while var batch = try await channel.next() {
                         var gathered: [Event] = []
                         var finished = false
-                        for element in batch where !finished {
-                            switch element {
+                        for index in batch.indices where !finished {
+                            // Moved out, not copied: a copy retains every string the decoding
+                            // task made (`Array.moveOut`).
+                            switch batch.moveOut(at: index, leaving: .link(.connecting(attempt: 0))) {
                             case .link(.connecting(let attempt)):
                                 if attempt > 1 { gathered.append(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL)) }
                             case .link(.open):

@@ -71,8 +71,11 @@ struct OpenCodeEventStream: Sendable {
                                                weight: EventSource.wireBytes(of: batch))
                     }
                 }, consume: { channel in
-                    while let batch = try await channel.next() {
-                        for element in batch {
+                    while var batch = try await channel.next() {
+                        for index in batch.indices {
+                            // Moved out, not copied: a copy retains every string the decoding
+                            // task made (`Array.moveOut`).
+                            let element = batch.moveOut(at: index, leaving: .unreadable)
                             try await handle(element, &machine, outbox)
                             if element.isEvent { resyncPolicy.madeProgress() }
                             if machine.isDone { break }
