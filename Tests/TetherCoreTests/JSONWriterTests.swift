@@ -60,6 +60,26 @@ import TetherCore
         #expect(reused.isEmpty && reused.bytes.isEmpty)
     }
 
+    /// Short pieces are copied a word at a time, overlapping; longer ones by `memmove`. Every
+    /// length on either side of each size class, written after every small misalignment, reads
+    /// back byte for byte, and nothing before it moves.
+    @Test func piecesOfEveryLengthAreCopiedWhole() {
+        for length in 0...80 {
+            let piece = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+            for lead in 0..<10 {
+                let prefix = [UInt8](repeating: UInt8(ascii: "-"), count: lead)
+                var writer = JSONWriter(reservingCapacity: 1)
+                writer.writeRaw(prefix)
+                writer.writeRaw(piece)
+                piece.withUnsafeBufferPointer { writer.writeRaw($0) }
+                writer.writeString(String(decoding: piece, as: UTF8.self))
+                piece.withUnsafeBytes { writer.writeString(utf8: $0) }
+                let quoted = [UInt8(ascii: "\"")] + piece + [UInt8(ascii: "\"")]
+                #expect(writer.bytes == prefix + piece + piece + quoted + quoted, "length \(length), after \(lead)")
+            }
+        }
+    }
+
     static func written(_ text: String) -> String {
         var writer = JSONWriter()
         writer.writeString(text)

@@ -69,13 +69,33 @@ public struct EventCodec: Sendable {
         var ts = Double.nan
         var profile: String?
         var backend: BackendKind?
-        var byType: [(type: EventType, bytes: [UInt8])] = []
+        /// Each type's header, where it is in `bytes`: one array of bytes, not one per type,
+        /// so that finding and copying one copies no array (a retain and a release a line).
+        var byType: [(type: EventType, range: Range<Int>)] = []
+        var bytes: [UInt8] = []
 
         mutating func reset(ts: Double, profile: String?, backend: BackendKind?) {
             self.ts = ts
             self.profile = profile
             self.backend = backend
             byType.removeAll(keepingCapacity: true)
+            bytes.removeAll(keepingCapacity: true)
+        }
+
+        /// Writes the header kept for `type`, if there is one.
+        func writeCached(_ type: EventType, to writer: inout JSONWriter) -> Bool {
+            for entry in byType where entry.type == type {
+                bytes.withUnsafeBufferPointer { writer.writeRaw(UnsafeBufferPointer(rebasing: $0[entry.range])) }
+                return true
+            }
+            return false
+        }
+
+        /// Keeps what `writer` wrote from `start` on as `type`'s header.
+        mutating func keep(_ type: EventType, from start: Int, of writer: JSONWriter) {
+            let first = bytes.count
+            writer.withUnsafeBytes { bytes.append(contentsOf: $0[start...]) }
+            byType.append((type, first..<bytes.count))
         }
     }
 
@@ -104,8 +124,7 @@ public struct EventCodec: Sendable {
     private mutating func writeHeader(_ type: EventType, ts: Double, profile: String?, backend: BackendKind?) {
         if headers.ts != ts || headers.backend != backend || !Self.sameBytes(headers.profile, profile) {
             headers.reset(ts: ts, profile: profile, backend: backend)
-        } else if let cached = headers.byType.first(where: { $0.type == type }) {
-            writer.writeRaw(cached.bytes)
+        } else if headers.writeCached(type, to: &writer) {
             return
         }
         let start = writer.count
@@ -115,7 +134,7 @@ public struct EventCodec: Sendable {
         writer.writeString(Self.timestamp(milliseconds: ts))
         optional(",\"profile\":", profile)
         optional(",\"backend\":", backend?.rawValue)
-        headers.byType.append((type, writer.bytes(from: start)))
+        headers.keep(type, from: start, of: writer)
     }
 
     /// Byte-for-byte equality: `==` on String is canonical equivalence, under which two ids

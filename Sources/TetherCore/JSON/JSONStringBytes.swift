@@ -19,8 +19,9 @@ enum JSONStringBytes {
 
     /// The index of the first `"`, `\` or control byte in `bytes` at or after `start` (with
     /// `asciiOnly`, also the first of 0x80 or more); `bytes.count` when there is none. A word at
-    /// a time, the last few bytes too (copied into a word padded with bytes that need nothing):
-    /// the strings of a wire message or a line are mostly shorter than two words.
+    /// a time, the last few bytes too (read as the buffer's last word, padded above them with
+    /// bytes that need nothing): the strings of a wire message or a line are mostly shorter than
+    /// two words.
     @inline(__always)
     static func endOfPlainRun(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, asciiOnly: Bool = false) -> Int {
         guard let base = bytes.baseAddress else { return start }
@@ -33,9 +34,35 @@ enum JSONStringBytes {
             index += 8
         }
         guard index < count else { return count }
-        var tail = UInt64(0x4141_4141_4141_4141).littleEndian  // "AAAAAAAA"
-        withUnsafeMutableBytes(of: &tail) { $0.copyMemory(from: UnsafeRawBufferPointer(start: raw + index, count: count - index)) }
-        let mask = attentionMask(UInt64(littleEndian: tail), asciiOnly: asciiOnly)
+        let rest = count - index  // 1 to 7 bytes
+        let padding: UInt64 = 0x4141_4141_4141_4141 << (UInt64(rest) &* 8)  // "A"s above them
+        var tail: UInt64
+        if count >= 8 {
+            // The buffer's last word, shifted down past the bytes already searched: one load
+            // (a copy of 1 to 7 bytes into a word was a call to `memcpy`, for most strings).
+            let last = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+            tail = last >> (UInt64(8 - rest) &* 8)
+        } else {
+            tail = shortBuffer(base + index, count: rest)
+        }
+        tail |= padding
+        let mask = attentionMask(tail, asciiOnly: asciiOnly)
         return mask != 0 ? index + mask.trailingZeroBitCount >> 3 : count
+    }
+
+    /// 1 to 7 bytes (what is left of a buffer shorter than a word: a key or a short value the
+    /// writer quotes) in one word, the first in the low bits: two loads that may overlap, whose
+    /// shared bytes are the same. Out of line: inlined, it made `endOfPlainRun` too large to be
+    /// inlined where it is used (`JSONScanner.nextKey`, for every key).
+    @inline(never)
+    private static func shortBuffer(_ base: UnsafePointer<UInt8>, count: Int) -> UInt64 {
+        let raw = UnsafeRawPointer(base)
+        if count >= 4 {
+            let low = UInt64(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
+            let high = UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)))
+            return low | high << (UInt64(count - 4) &* 8)
+        }
+        let middle = count / 2, last = count - 1
+        return UInt64(base[0]) | UInt64(base[middle]) << (UInt64(middle) &* 8) | UInt64(base[last]) << (UInt64(last) &* 8)
     }
 }
