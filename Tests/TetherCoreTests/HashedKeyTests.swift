@@ -36,6 +36,24 @@ import Testing
         #expect(Set(texts.map(HashedKey.init)).count == texts.count)
     }
 
+    /// What a `Dictionary` asks a key for: one value for equal keys under one seed, another
+    /// under another seed, and ids that differ in a byte or two (a stream's part ids) spread over
+    /// the low bits a table uses about as random values would.
+    @Test func rawHashesSpreadOverATablesLowBits() {
+        let ids = (0..<4096).map { HashedKey("prt_2dc23289980\(String($0, radix: 36))utaoeudV22bbXK") }
+        for seed in [0, 7, -1] {
+            let buckets = Set(ids.map { $0._rawHashValue(seed: seed) & 4095 })
+            #expect(buckets.count > 2_400, "seed \(seed): \(buckets.count) of 4,096 buckets")  // random: about 2,589
+        }
+        let again = HashedKey(String(ids[5].text.utf8.map { Character(Unicode.Scalar($0)) }))
+        #expect(ids[5]._rawHashValue(seed: 7) == again._rawHashValue(seed: 7))
+        #expect(ids[5]._rawHashValue(seed: 7) != ids[5]._rawHashValue(seed: 8))
+        // And a table of them finds each one, and nothing else.
+        let table = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
+        #expect(ids.enumerated().allSatisfy { table[HashedKey($1.text)] == $0 })
+        #expect(table[HashedKey("prt_2dc23289980-utaoeudV22bbXK")] == nil)
+    }
+
     /// As a bounded map's key: found by its text however it was made, the oldest let go first.
     @Test func keysARecentMap() {
         var map = RecentMap<HashedKey, Int>(capacity: 2)

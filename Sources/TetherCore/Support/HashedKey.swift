@@ -4,7 +4,7 @@
 /// removes an entry hashes again each one it moves back: a bounded map letting go of its oldest
 /// part for every new one does that on every part.
 ///
-/// The seeded `Hasher` still mixes the word, but two keys whose words collide collide in every
+/// Each table's seed is mixed with the word, but two keys whose words collide collide in every
 /// table: ids come from the user's own backend, and the maps they key are bounded.
 public struct HashedKey: Hashable, Sendable, CustomStringConvertible {
     public let text: String
@@ -21,6 +21,21 @@ public struct HashedKey: Hashable, Sendable, CustomStringConvertible {
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(word)
+    }
+
+    /// What a `Dictionary` or `Set` asks a key for (the word mixed with the table's own seed),
+    /// without `Hasher`: seeding, feeding and finalizing SipHash for one word cost more than
+    /// the lookup it served, several times a frame (bench/PROFILE.md, part fourteen). The mix
+    /// is MurmurHash3's 64-bit finalizer, every bit of the word and the seed reaching every bit
+    /// of the result, the low bits a table uses included.
+    public func _rawHashValue(seed: Int) -> Int {
+        var mixed = word ^ UInt64(bitPattern: Int64(seed))
+        mixed ^= mixed >> 33
+        mixed &*= 0xFF51_AFD7_ED55_8CCD
+        mixed ^= mixed >> 33
+        mixed &*= 0xC4CE_B9FE_1A85_EC53
+        mixed ^= mixed >> 33
+        return Int(truncatingIfNeeded: mixed)
     }
 
     public var description: String { text }
