@@ -15,14 +15,22 @@ struct CodexWorkerEventMapper {
         var seq: Int64
         var type: String
 
-        /// The seq, the job's tag and the type's length: hashing the job's id (the same in every
-        /// envelope of a stream) and the type for each envelope cost more than the whole rest of
-        /// the dedup. Without the job, every job's seq 1 hashed alike, and a watch over many
-        /// short jobs probed thousands of them per envelope. Equality compares the fields.
+        /// The seq, the job's tag and the type's length, in one word: hashing the job's id (the
+        /// same in every envelope of a stream) and the type for each envelope cost more than the
+        /// whole rest of the dedup. Without the job, every job's seq 1 hashed alike, and a watch
+        /// over many short jobs probed thousands of them per envelope. Equality compares the fields.
+        private var word: UInt64 {
+            UInt64(bitPattern: seq) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(bitPattern: Int64(jobTag))
+                ^ UInt64(truncatingIfNeeded: type.utf8.count) &* 0xC2B2_AE3D_27D4_EB4F
+        }
+
         func hash(into hasher: inout Hasher) {
-            hasher.combine(seq)
-            hasher.combine(jobTag)
-            hasher.combine(type.utf8.count)
+            hasher.combine(word)
+        }
+
+        /// What the dedup set asks for, without `Hasher` (`WordHash.tableHash`).
+        func _rawHashValue(seed: Int) -> Int {
+            WordHash.tableHash(word, seed: seed)
         }
 
         static func == (a: EnvelopeKey, b: EnvelopeKey) -> Bool {
@@ -30,8 +38,9 @@ struct CodexWorkerEventMapper {
         }
     }
 
-    /// The last job an envelope named, with its id hashed: a stream names one job for a long time.
-    private var jobTag: (job: String, tag: Int)?
+    /// The last job an envelope named, with its id hashed and its cursors' prefix: a stream
+    /// names one job for a long time.
+    private var jobTag: (job: String, tag: Int, cursorPrefix: String)?
 
     private var seen = RecentSet(capacity: 8192, of: EnvelopeKey.self)
     private var startedJobs = RecentSet(capacity: 1024)
@@ -54,7 +63,12 @@ struct CodexWorkerEventMapper {
 
     init() {}
 
-    static func cursor(job: String, seq: Int64) -> String { "\(job):\(seq)" }
+    static func cursor(job: String, seq: Int64) -> String { cursor(prefix: cursorPrefix(job: job), seq: seq) }
+
+    /// A cursor from its job's part, made once for a stream's job: an interpolation per envelope
+    /// built the whole string again, and grew its buffer doing it.
+    static func cursorPrefix(job: String) -> String { job + ":" }
+    static func cursor(prefix: String, seq: Int64) -> String { prefix + String(seq) }
 
     static func parseCursor(_ cursor: String) -> (job: String, seq: Int64)? {
         guard let colon = cursor.lastIndex(of: ":"), let seq = Int64(cursor[cursor.index(after: colon)...]) else { return nil }
@@ -86,16 +100,19 @@ struct CodexWorkerEventMapper {
     /// What every envelope does first: drop a duplicate (nil), note the job's last seq and its
     /// thread, start the turn the first time the job is seen. The events so far and the cursor.
     private mutating func admit(type: String, job: String, seq: Int64?, thread: String?) -> (events: [Event], cursor: String?)? {
+        var cursor: String?
         if let seq {
-            let tag: Int
-            if let jobTag, jobTag.job == job { tag = jobTag.tag } else {
-                tag = job.hashValue
-                jobTag = (job, tag)
+            let tag: Int, prefix: String
+            if let jobTag, jobTag.job == job {
+                (tag, prefix) = (jobTag.tag, jobTag.cursorPrefix)
+            } else {
+                (tag, prefix) = (job.hashValue, Self.cursorPrefix(job: job))
+                jobTag = (job, tag, prefix)
             }
             guard seen.insert(EnvelopeKey(job: job, jobTag: tag, seq: seq, type: type)) else { return nil }
             if lastSeq.update(job, { Self.raise(&$0, to: seq) }) == nil { lastSeq[job] = seq }
+            cursor = Self.cursor(prefix: prefix, seq: seq)
         }
-        let cursor = seq.map { Self.cursor(job: job, seq: $0) }
         var events: [Event] = []
         let known = lastAdmitted?.job == job
         if let thread, !known || lastAdmitted?.thread != thread { threads[job] = thread }

@@ -23,19 +23,9 @@ public struct HashedKey: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(word)
     }
 
-    /// What a `Dictionary` or `Set` asks a key for (the word mixed with the table's own seed),
-    /// without `Hasher`: seeding, feeding and finalizing SipHash for one word cost more than
-    /// the lookup it served, several times a frame (bench/PROFILE.md, part fourteen). The mix
-    /// is MurmurHash3's 64-bit finalizer, every bit of the word and the seed reaching every bit
-    /// of the result, the low bits a table uses included.
+    /// What a `Dictionary` or `Set` asks a key for, without `Hasher` (`WordHash.tableHash`).
     public func _rawHashValue(seed: Int) -> Int {
-        var mixed = word ^ UInt64(bitPattern: Int64(seed))
-        mixed ^= mixed >> 33
-        mixed &*= 0xFF51_AFD7_ED55_8CCD
-        mixed ^= mixed >> 33
-        mixed &*= 0xC4CE_B9FE_1A85_EC53
-        mixed ^= mixed >> 33
-        return Int(truncatingIfNeeded: mixed)
+        WordHash.tableHash(word, seed: seed)
     }
 
     public var description: String { text }
