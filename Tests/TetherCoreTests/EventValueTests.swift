@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import TetherCore
 
@@ -6,6 +7,16 @@ import Testing
     private func sample() -> Event {
         Event(.partDelta, session: "s", turn: "t", part: "p", cursor: "c",
               data: ["kind": "text", "field": "text", "delta": "hi"], raw: ["type": "x"], ts: 1)
+    }
+
+    /// An event made without a time gets the wall clock's, in whole epoch milliseconds: read
+    /// from the system clock, it agrees with Foundation's.
+    @Test func anEventIsStampedWithTheWallClockInMilliseconds() {
+        let before = (Date().timeIntervalSince1970 * 1000).rounded(.down)
+        let stamped = Event(.partDelta).ts
+        let after = (Date().timeIntervalSince1970 * 1000).rounded(.up)
+        #expect(stamped >= before && stamped <= after, "\(before) <= \(stamped) <= \(after)")
+        #expect(stamped == stamped.rounded())
     }
 
     @Test func changingACopyLeavesTheOriginalAsItWas() {

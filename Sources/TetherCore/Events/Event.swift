@@ -17,8 +17,12 @@ public struct Event: Sendable, Equatable {
         storage = Storage(type: type, ts: ts, session: session, turn: turn, part: part, cursor: cursor, data: data, raw: raw)
     }
 
+    /// The wall clock, epoch milliseconds (rounded). Read from the system clock itself: `Date()`
+    /// took about 150 instructions more, for every event a mapper makes.
     public static func now() -> Double {
-        (Date().timeIntervalSince1970 * 1000).rounded()
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return (Double(time.tv_sec) * 1000 + Double(time.tv_nsec) / 1_000_000).rounded()
     }
 
     public var type: EventType {
