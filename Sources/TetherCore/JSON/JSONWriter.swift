@@ -194,7 +194,7 @@ public struct JSONWriter: Sendable {
     /// Copies `count` bytes between buffers that do not overlap. Most pieces of a line are a
     /// few bytes (`,"part":`, a kind, an id): those are copied a word at a time, overlapping,
     /// where a call to `memmove` cost more than the copy (about 35 instructions a call,
-    /// 20-odd calls a line); longer ones go to `memmove`.
+    /// nearly 20 calls a line); longer ones go to `memmove`.
     @inline(__always)
     static func copy(_ source: UnsafePointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>, count: Int) {
         let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(destination)
