@@ -38,9 +38,25 @@ struct CodexWorkerEventMapper {
         }
     }
 
-    /// The last job an envelope named, with its id hashed and its cursors' prefix: a stream
-    /// names one job for a long time.
-    private var jobTag: (job: String, tag: Int, cursorPrefix: String)?
+    /// The last job an envelope named, with its id hashed (as the dedup key's tag and as
+    /// `lastSeqs`' key) and its cursors' prefix, made when a stream turns to it: a stream names
+    /// one job for a long time. Read field by field where it is (bound as a whole, it was
+    /// copied for every envelope).
+    private var jobTag = JobTag(job: "")
+
+    private struct JobTag {
+        let job: String
+        let tag: Int
+        let key: HashedKey
+        let cursorPrefix: String
+
+        init(job: String) {
+            self.job = job
+            tag = job.hashValue
+            key = HashedKey(job)
+            cursorPrefix = CodexWorkerEventMapper.cursorPrefix(job: job)
+        }
+    }
 
     private var seen = RecentSet(capacity: 8192, of: EnvelopeKey.self)
     private var startedJobs = RecentSet(capacity: 1024)
@@ -54,7 +70,10 @@ struct CodexWorkerEventMapper {
     /// The last seq seen per job (for resuming with `cursor=`). Per-job state is bounded like
     /// the rest (`jobLimit` jobs, the oldest let go of): a `watch` that runs for months sees
     /// job after job.
-    private(set) var lastSeq = RecentMap<String, Int64>(capacity: Self.jobLimit)
+    private(set) var lastSeqs = RecentMap<HashedKey, Int64>(capacity: Self.jobLimit)
+
+    /// The last seq seen of `job`.
+    func lastSeq(of job: String) -> Int64? { lastSeqs[HashedKey(job)] }
     static let jobLimit = 4096
     /// The job of the last envelope admitted — started, so `startedJobs` holds it — and the
     /// thread recorded for it then: a stream is one job's envelopes, and looking the same job up
@@ -102,16 +121,10 @@ struct CodexWorkerEventMapper {
     private mutating func admit(type: String, job: String, seq: Int64?, thread: String?) -> (events: [Event], cursor: String?)? {
         var cursor: String?
         if let seq {
-            let tag: Int, prefix: String
-            if let jobTag, jobTag.job == job {
-                (tag, prefix) = (jobTag.tag, jobTag.cursorPrefix)
-            } else {
-                (tag, prefix) = (job.hashValue, Self.cursorPrefix(job: job))
-                jobTag = (job, tag, prefix)
-            }
-            guard seen.insert(EnvelopeKey(job: job, jobTag: tag, seq: seq, type: type)) else { return nil }
-            if lastSeq.update(job, { Self.raise(&$0, to: seq) }) == nil { lastSeq[job] = seq }
-            cursor = Self.cursor(prefix: prefix, seq: seq)
+            if jobTag.job != job { jobTag = JobTag(job: job) }
+            guard seen.insert(EnvelopeKey(job: job, jobTag: jobTag.tag, seq: seq, type: type)) else { return nil }
+            if lastSeqs.update(jobTag.key, { Self.raise(&$0, to: seq) }) == nil { lastSeqs[jobTag.key] = seq }
+            cursor = Self.cursor(prefix: jobTag.cursorPrefix, seq: seq)
         }
         var events: [Event] = []
         let known = lastAdmitted?.job == job
@@ -223,7 +236,7 @@ struct CodexWorkerEventMapper {
     private var lastStatus = RecentMap<String, SessionStatus>(capacity: Self.jobLimit)
 
     /// State let go of because a bound was reached.
-    var releasedState: Int { outcomes.evicted + fileChanges.evicted + lastSeq.evicted + threads.evicted + lastStatus.evicted }
+    var releasedState: Int { outcomes.evicted + fileChanges.evicted + lastSeqs.evicted + threads.evicted + lastStatus.evicted }
     private var boundSaid = false
 
     /// What to say on stderr, once per run, the first time a bound let go of state; nil otherwise.

@@ -46,12 +46,12 @@ struct CodexWorkerJobFollower: Sendable {
         var policy = ReconnectPolicy(configuration: backend.configuration.reconnect)
         while true {
             policy.connecting()
-            let seqBefore = mapper.lastSeq[job]
+            let seqBefore = mapper.lastSeq(of: job)
             do {
                 return try await attempt(&mapper)
             } catch let error as TetherError where error.retryable && !Task.isCancelled {
                 // Events arrived before this failure: it is a fresh one, not one more in a row.
-                if mapper.lastSeq[job] != seqBefore { policy.madeProgress() }
+                if mapper.lastSeq(of: job) != seqBefore { policy.madeProgress() }
                 switch policy.failed(.transportError, at: .now) {
                 case .reconnect(let delay, let attempt):
                     try await emit([.connection(.reconnecting, attempt: attempt,
@@ -66,11 +66,11 @@ struct CodexWorkerJobFollower: Sendable {
 
     private func follow(snapshot: JSONValue, mapper: inout CodexWorkerEventMapper, live: Bool,
                         emit: ([Event]) async throws -> Void) async throws {
-        var cursor = mapper.lastSeq[job] ?? since ?? -1
+        var cursor = mapper.lastSeq(of: job) ?? since ?? -1
         let terminal = ["DONE", "FAILED", "CANCELLED"].contains(snapshot["state"]?.string ?? "")
         if mapper.hasFinished(job: job) { return }
 
-        if !live || (terminal && since != nil && mapper.lastSeq[job] == nil) {
+        if !live || (terminal && since != nil && mapper.lastSeq(of: job) == nil) {
             // A terminal job resumed from a cursor may already be past its job.finished, and the
             // worker never closes the stream: one JSON replay is the whole story. From the start,
             // the stream's replay ends with job.finished, so it streams (in bounded memory).
@@ -140,7 +140,7 @@ struct CodexWorkerJobFollower: Sendable {
                 })
                 return
             } catch let error as NetError {
-                cursor = mapper.lastSeq[job] ?? cursor
+                cursor = mapper.lastSeq(of: job) ?? cursor
                 let code = (try? JSONParser.parse(error.body))?["error"]?["code"]?.string
                 switch (error.status, code) {
                 case (409?, "CURSOR_EXPIRED"?):

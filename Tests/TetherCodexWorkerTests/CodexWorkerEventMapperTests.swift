@@ -74,7 +74,7 @@ import TetherCore
         #expect(done.type == .turnCompleted)
         #expect(done.data["status"] == "completed")
         #expect(mapper.pendingApprovals.isEmpty)
-        #expect(mapper.lastSeq[job] == 19)
+        #expect(mapper.lastSeq(of: job) == 19)
     }
 
     /// A watch that sees job after job keeps per-job state for the newest `jobLimit` of them,
@@ -89,8 +89,8 @@ import TetherCore
             _ = mapper.map(try JSONParser.parse(#"{"type":"job.finished","jobId":"\#(job)","seq":3,"payload":{"state":"DONE","threadId":"th"}}"#))
             if index == 0 { #expect(mapper.boundNote() == nil) }
         }
-        #expect(mapper.lastSeq.count == CodexWorkerEventMapper.jobLimit)
-        #expect(mapper.lastSeq["job_0"] == nil && mapper.lastSeq["job_\(CodexWorkerEventMapper.jobLimit)"] == 3)
+        #expect(mapper.lastSeqs.count == CodexWorkerEventMapper.jobLimit)
+        #expect(mapper.lastSeq(of: "job_0") == nil && mapper.lastSeq(of: "job_\(CodexWorkerEventMapper.jobLimit)") == 3)
         #expect(mapper.boundNote()?.contains("\(CodexWorkerEventMapper.jobLimit) jobs") == true)
         #expect(mapper.boundNote() == nil)
     }
