@@ -612,7 +612,10 @@ def main():
                      "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
             options.add_argument(flag)
         options.set_capability("goog:loggingPrefs", {"browser": "SEVERE"})
-        service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"), log_output=os.path.join(work, "chromedriver.log"))
+        # Chromium keeps its singleton socket in a directory of TMPDIR that it leaves behind:
+        # pointed at the work directory, it goes with it.
+        service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"), log_output=os.path.join(work, "chromedriver.log"),
+                          env={**os.environ, "TMPDIR": work})
         driver = webdriver.Chrome(options=options, service=service)
         driver.set_script_timeout(15)
         # A phone: 390×844 CSS px, touch, the viewport meta honoured.
