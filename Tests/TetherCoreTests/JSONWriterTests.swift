@@ -80,6 +80,24 @@ import TetherCore
         }
     }
 
+    /// A writer is a value: a copy shares the memory until one of them writes, and then each
+    /// has its own bytes, whichever writes first, after a reset too, and however far either grows.
+    @Test func aCopyKeepsItsBytesWhenEitherWrites() {
+        var first = JSONWriter(reservingCapacity: 1)
+        first.writeRaw("abc" as StaticString)
+        var second = first
+        second.writeString("x")
+        first.write(.array([1, 2]))
+        #expect(String(decoding: first.bytes, as: UTF8.self) == "abc[1,2]")
+        #expect(String(decoding: second.bytes, as: UTF8.self) == "abc\"x\"")
+        let kept = second
+        second.reset()
+        second.writeRaw([UInt8](repeating: UInt8(ascii: "z"), count: 300))
+        #expect(String(decoding: kept.bytes, as: UTF8.self) == "abc\"x\"")
+        #expect(second.bytes == [UInt8](repeating: UInt8(ascii: "z"), count: 300))
+        #expect(kept.withUnsafeBytes { Array($0) } == Array("abc\"x\"".utf8))
+    }
+
     static func written(_ text: String) -> String {
         var writer = JSONWriter()
         writer.writeString(text)

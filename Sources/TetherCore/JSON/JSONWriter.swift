@@ -1,48 +1,76 @@
 /// Serializes `JSONValue`s into compact UTF-8 JSON. Every line Tether prints goes through here,
 /// so it appends straight into a byte buffer rather than building intermediate strings.
 ///
-/// The buffer is an array kept at its full size, the bytes written being its first `count`:
-/// an append is a copy into room that is already there. (Appending to the array itself checked
-/// its uniqueness and capacity once per piece and per byte, and its `append(contentsOf:)` cost
-/// about 90 instructions a call, several calls for every field of every line.)
-public struct JSONWriter: Sendable {
-    private var storage: [UInt8]
-    /// How many bytes have been written (the rest of `storage` is room).
+/// The buffer is memory of its own, the bytes written being its first `count`: an append is a
+/// copy into room that is already there. A writer is a value: a copy shares the memory until
+/// either writes, and each public write checks that once (copy on write), not each byte and
+/// piece it appends. (An array's append checked its uniqueness and capacity once per piece and
+/// per byte, and its `append(contentsOf:)` cost about 90 instructions a call; writing through
+/// the array's subscript still checked uniqueness and bounds some thirty times a line.)
+public struct JSONWriter: @unchecked Sendable {  // the memory is changed only when `owner` is unique
+    /// Owns the memory (frees it when the last writer sharing it goes) and says whether it is shared.
+    private final class Owner {
+        let base: UnsafeMutablePointer<UInt8>
+        init(capacity: Int) { base = .allocate(capacity: capacity) }
+        deinit { base.deallocate() }
+    }
+
+    private var owner: Owner
+    /// `owner`'s memory, and how many bytes it has room for.
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// How many bytes have been written (the rest of the memory is room).
     public private(set) var count = 0
 
     public init(reservingCapacity capacity: Int = 256) {
-        storage = [UInt8](repeating: 0, count: Swift.max(capacity, 16))
+        self.capacity = Swift.max(capacity, 16)
+        owner = Owner(capacity: self.capacity)
+        base = owner.base
     }
 
     /// The bytes written, as an array of their own.
-    public var bytes: [UInt8] { Array(storage[..<count]) }
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
     /// The bytes written from `start` (a `count` read earlier) on.
-    public func bytes(from start: Int) -> [UInt8] { Array(storage[start..<count]) }
+    public func bytes(from start: Int) -> [UInt8] {
+        precondition(start >= 0 && start <= count, "a mark past what was written")
+        return Array(UnsafeBufferPointer(start: base + start, count: count - start))
+    }
 
     public var isEmpty: Bool { count == 0 }
 
     /// The bytes written, borrowed in place.
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        let count = count
-        return try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        try withExtendedLifetime(owner) { try body(UnsafeRawBufferPointer(start: base, count: count)) }
     }
 
     /// Starts over, keeping the room.
     public mutating func reset() { count = 0 }
 
+    /// Before a write: memory shared with a copy of this writer is copied first (once per
+    /// public write, not per byte).
+    @inline(__always)
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&owner) { moveTo(capacity: capacity) }
+    }
+
     public mutating func write(_ value: JSONValue) {
+        makeUnique()
+        emit(value)
+    }
+
+    private mutating func emit(_ value: JSONValue) {
         switch value {
-        case .null: writeRaw("null")
-        case .bool(let flag): writeRaw(flag ? "true" : "false")
-        case .int(let number): writeRaw(String(number))
-        case .double(let number): writeDouble(number)
-        case .string(let text): writeString(text)
+        case .null: append("null")
+        case .bool(let flag): append(flag ? "true" : "false")
+        case .int(let number): append(String(number))
+        case .double(let number): appendDouble(number)
+        case .string(let text): appendString(text)
         case .array(let elements):
             append(UInt8(ascii: "["))
             for (offset, element) in elements.enumerated() {
                 if offset > 0 { append(UInt8(ascii: ",")) }
-                write(element)
+                emit(element)
             }
             append(UInt8(ascii: "]"))
         case .object(let object):
@@ -52,9 +80,9 @@ public struct JSONWriter: Sendable {
             object.entries.withUnsafeBufferPointer { entries in
                 for index in entries.indices {
                     if index > 0 { append(UInt8(ascii: ",")) }
-                    writeString(entries[index].key)
+                    appendString(entries[index].key)
                     append(UInt8(ascii: ":"))
-                    if case .string(let text) = entries[index].value { writeString(text) } else { write(entries[index].value) }
+                    if case .string(let text) = entries[index].value { appendString(text) } else { emit(entries[index].value) }
                 }
             }
             append(UInt8(ascii: "}"))
@@ -63,33 +91,58 @@ public struct JSONWriter: Sendable {
 
     /// Writes `"key":` — for callers that stream an object without building it first.
     public mutating func writeKey(_ key: String) {
-        writeString(key)
+        makeUnique()
+        appendString(key)
         append(UInt8(ascii: ":"))
     }
 
     public mutating func writeRaw(_ text: String) {
-        text.withUTF8InPlace { append($0) }
+        makeUnique()
+        append(text)
     }
 
     /// Writes text known when the program was built (keys, punctuation) as it is.
     public mutating func writeRaw(_ text: StaticString) {
+        makeUnique()
         append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    public mutating func writeByte(_ byte: UInt8) { append(byte) }
+    public mutating func writeByte(_ byte: UInt8) {
+        makeUnique()
+        append(byte)
+    }
 
     /// Appends bytes that are already JSON (what an earlier write produced).
-    public mutating func writeRaw(_ json: [UInt8]) { json.withUnsafeBufferPointer { append($0) } }
+    public mutating func writeRaw(_ json: [UInt8]) {
+        makeUnique()
+        json.withUnsafeBufferPointer { append($0) }
+    }
 
     /// Appends bytes that are already JSON, borrowed where they are.
-    public mutating func writeRaw(_ json: UnsafeBufferPointer<UInt8>) { append(json) }
+    public mutating func writeRaw(_ json: UnsafeBufferPointer<UInt8>) {
+        makeUnique()
+        append(json)
+    }
 
-    private mutating func writeDouble(_ number: Double) {
-        guard number.isFinite else { return writeRaw("null") }  // JSON has no NaN or infinity
+    public mutating func writeString(_ text: String) {
+        makeUnique()
+        appendString(text)
+    }
+
+    private mutating func append(_ text: String) {
+        text.withUTF8InPlace { append($0) }
+    }
+
+    private mutating func appendString(_ text: String) {
+        text.withUTF8InPlace { appendQuoted($0, asciiOnly: false) }
+    }
+
+    private mutating func appendDouble(_ number: Double) {
+        guard number.isFinite else { return append("null") }  // JSON has no NaN or infinity
         if number.rounded() == number, abs(number) < 1e15 {
-            writeRaw(String(Int64(number)))
+            append(String(Int64(number)))
         } else {
-            writeRaw(String(number))
+            append(String(number))
         }
     }
 
@@ -99,16 +152,13 @@ public struct JSONWriter: Sendable {
     /// without making the String first: ASCII (the common case) is escaped straight from the
     /// bytes; anything else goes through String so invalid sequences become U+FFFD as before.
     public mutating func writeString(utf8 text: UnsafeRawBufferPointer) {
+        makeUnique()
         let mark = count
         let utf8 = UnsafeBufferPointer(start: text.baseAddress?.assumingMemoryBound(to: UInt8.self), count: text.count)
         guard appendQuoted(utf8, asciiOnly: true) else {
             count = mark
-            return writeString(String(decoding: text, as: UTF8.self))
+            return appendString(String(decoding: text, as: UTF8.self))
         }
-    }
-
-    public mutating func writeString(_ text: String) {
-        text.withUTF8InPlace { appendQuoted($0, asciiOnly: false) }
     }
 
     /// `utf8` in quotes, escaped as JSON needs. A string with nothing to escape (most) is
@@ -119,15 +169,12 @@ public struct JSONWriter: Sendable {
         let length = utf8.count
         var plain = JSONStringBytes.endOfPlainRun(utf8, from: 0, asciiOnly: asciiOnly)
         if plain == length {
-            let start = count
             makeRoom(length + 2)
-            storage.withUnsafeMutableBufferPointer { buffer in
-                let base = buffer.baseAddress.unsafelyUnwrapped + start
-                base.pointee = UInt8(ascii: "\"")
-                if let source = utf8.baseAddress { Self.copy(source, to: base + 1, count: length) }
-                base[length + 1] = UInt8(ascii: "\"")
-            }
-            count = start + length + 2
+            let to = base + count
+            to.pointee = UInt8(ascii: "\"")
+            if let source = utf8.baseAddress { Self.copy(source, to: to + 1, count: length) }
+            to[length + 1] = UInt8(ascii: "\"")
+            count += length + 2
             return true
         }
         append(UInt8(ascii: "\""))
@@ -163,32 +210,35 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    // MARK: The buffer
+    // MARK: The buffer (after `makeUnique`)
 
     /// Makes room for `extra` more bytes after `count`, at least doubling when it grows.
     @inline(__always)
     private mutating func makeRoom(_ extra: Int) {
-        if count + extra > storage.count { grow(toHold: count + extra) }
+        if count + extra > capacity { moveTo(capacity: Swift.max(count + extra, capacity * 2)) }
     }
 
-    private mutating func grow(toHold needed: Int) {
-        storage.append(contentsOf: repeatElement(0, count: Swift.max(needed, storage.count * 2) - storage.count))
+    /// Into memory of its own of `newCapacity` bytes, what was written copied.
+    private mutating func moveTo(capacity newCapacity: Int) {
+        let moved = Owner(capacity: newCapacity)
+        moved.base.initialize(from: base, count: count)
+        owner = moved
+        base = moved.base
+        capacity = newCapacity
     }
 
     private mutating func append(_ byte: UInt8) {
         makeRoom(1)
-        storage[count] = byte
+        base[count] = byte
         count += 1
     }
 
     private mutating func append(_ source: UnsafeBufferPointer<UInt8>) {
         guard let from = source.baseAddress, !source.isEmpty else { return }
-        let start = count, length = source.count
+        let length = source.count
         makeRoom(length)
-        storage.withUnsafeMutableBufferPointer { buffer in
-            Self.copy(from, to: buffer.baseAddress.unsafelyUnwrapped + start, count: length)
-        }
-        count = start + length
+        Self.copy(from, to: base + count, count: length)
+        count += length
     }
 
     /// Copies `count` bytes between buffers that do not overlap. Most pieces of a line are a
