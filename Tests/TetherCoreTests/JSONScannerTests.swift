@@ -89,6 +89,7 @@ import Testing
     @Test(arguments: [
         #"{"a":1}"#, #"{}"#, #"[1,{"a":2}]"#, #""s""#, "3", " { \"a\" : { \"b\" : [ ] } , \"c\" : \"d\" } ",
         #"{"a":{"b":{"c":{"d":"e"}}},"f":[{"g":{}}]}"#, #"{"\u0061":1,"b\"":2}"#,
+        #"{"n":[0,-0,-0.0,1.5e3,2E-7,-9.25e+2,12345678901234567890123,1796544522255],"m":0}"#,
     ])
     func acceptsWhatTheParserAccepts(text: String) throws {
         let value = try JSONParser.parse(text)
@@ -103,6 +104,8 @@ import Testing
         "\"\\u12G4\"", "\"a\nb\"", "[1 2]", "{\"a\":1,}", "1 2", "{\"a\":1}}", "\u{FEFF}{}",
         "{\"skipped\":[1,]}", "{\"skipped\":{\"x\":01}}", "{\"skipped\":\"\\q\"}", "{\"a\":1 \"b\":2}", "{\"a\":{\"b\":1}",
         "{\"a\":1}x", "{\"k\\x\":1}", "{\"a\":\"\u{01}\"}",
+        "{\"skipped\":-}", "{\"skipped\":-01}", "{\"skipped\":1.e5}", "{\"skipped\":1e}", "{\"skipped\":1E+}",
+        "{\"skipped\":.5}", "{\"skipped\":+1}", "{\"skipped\":1.5.2}", "{\"skipped\":[-0.0e-7,1x]}",
     ])
     func rejectsWhatTheParserRejects(text: String) {
         #expect(throws: JSONParser.Error.self) { try JSONParser.parse(text) }

@@ -178,7 +178,6 @@ public struct JSONParser {
 
     mutating func parseNumber() throws(Error) -> JSONValue {
         let start = index
-        var isInteger = true
         let negative = bytes[index] == UInt8(ascii: "-")
         if negative { index += 1 }
         guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
@@ -196,6 +195,32 @@ public struct JSONParser {
                 index += 1
             }
         }
+        let isInteger = try skipFractionAndExponent()
+        if isInteger, fits {
+            if negative { return .int(magnitude) }
+            if magnitude != .min { return .int(-magnitude) }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let value = Double(text) else { throw Error(offset: start, reason: "invalid number") }
+        return .double(value)
+    }
+
+    /// Steps over a number, checked as `parseNumber` checks it, nothing converted (a reader
+    /// skips a timestamp or two in every frame).
+    mutating func skipNumber() throws(Error) {
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        _ = try skipFractionAndExponent()
+    }
+
+    /// A number's fraction and exponent, after its integer part; true when it has neither.
+    private mutating func skipFractionAndExponent() throws(Error) -> Bool {
+        var isInteger = true
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             isInteger = false
             index += 1
@@ -209,13 +234,7 @@ public struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        if isInteger, fits {
-            if negative { return .int(magnitude) }
-            if magnitude != .min { return .int(-magnitude) }
-        }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        guard let value = Double(text) else { throw Error(offset: start, reason: "invalid number") }
-        return .double(value)
+        return isInteger
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
@@ -315,7 +334,7 @@ public struct JSONParser {
         case UInt8(ascii: "t"): try expectLiteral("true")
         case UInt8(ascii: "f"): try expectLiteral("false")
         case UInt8(ascii: "n"): try expectLiteral("null")
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try parseNumber()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try skipNumber()
         default: throw failure("unexpected character")
         }
     }
