@@ -21,8 +21,18 @@ struct OpenCodeEventMapper {
         /// A piece did not fit: later ones are not assembled either, so `text` stays a prefix
         /// of what was sent (never one with a hole in it).
         var truncated = false
-        var snapshot: JSONObject = [:]
+        var snapshot = LastSnapshot.content([:])
         var started = false
+    }
+
+    /// What a part's last snapshot said, for completing it without one (`completePart`).
+    enum LastSnapshot {
+        /// A text or reasoning part's content is its text, which completing takes from what was
+        /// assembled, and these: kept as they are, not as the object `content(role:)` builds
+        /// (an allocation a frame on a stream of new parts, and its release when one is let go of).
+        case text(role: PartRole?, synthetic: Bool)
+        /// Any other kind's content, as it was.
+        case content(JSONObject)
     }
 
     struct MessageState {
@@ -483,11 +493,22 @@ struct OpenCodeEventMapper {
         var state = takePart(key, place: &place) ?? PartState(id: id, session: session, message: messageID, kind: kind)
         var events: [Event] = []
         events.reserveCapacity(3)
-        let content = snapshot.content(role: role)
+        let final = snapshot.isFinal || role == .user
+        // A text part's content is built only when an event carries it: kept for later, its
+        // text would be replaced by what was assembled (`LastSnapshot`).
+        var content: JSONObject?
+        if case .text(_, let synthetic) = snapshot.body {
+            state.snapshot = .text(role: role, synthetic: synthetic)
+            if final { content = snapshot.content(role: role) }
+        } else {
+            let whole = snapshot.content(role: role)
+            state.snapshot = .content(whole)
+            content = whole
+        }
         if !state.started {
             state.started = true
             // Built with its text empty, not copied from `content` and changed.
-            let startContent = snapshot.text != nil ? snapshot.content(role: role, emptyText: true) : content
+            let startContent = snapshot.text != nil ? snapshot.content(role: role, emptyText: true) : content ?? [:]
             events.append(.part(.partStarted, session: session, turn: turn, part: id, kind: kind, content: startContent))
         }
         if let text = snapshot.text, role != .user {
@@ -503,10 +524,9 @@ struct OpenCodeEventMapper {
                 appendText(rest, to: &state)
             }
         }
-        state.snapshot = content
         store(state, forKey: key, at: place)
         // A user's own text is whole when it appears; assistant parts are final when they say so.
-        if snapshot.isFinal || role == .user {
+        if final, let content {
             events += completePart(key, content: content)
         }
         if role == .user, isQueued(turn, in: session), let turn {
@@ -583,7 +603,15 @@ struct OpenCodeEventMapper {
     private mutating func completePart(_ key: HashedKey, content: JSONObject?) -> [Event] {
         guard let state = releasePart(key), !completedParts.contains(key) else { return [] }
         completedParts.insert(key)
-        var final = content ?? state.snapshot
+        var final: JSONObject
+        switch (content, state.snapshot) {
+        case (let content?, _):
+            final = content
+        case (nil, .text(let role, let synthetic)):
+            final = OpenCodePartSnapshot.textContent(state.text, kind: state.kind, role: role, synthetic: synthetic)
+        case (nil, .content(let last)):
+            final = last
+        }
         if state.kind == .text || state.kind == .reasoning {
             if content == nil || (final["text"]?.string ?? "").isEmpty && !state.text.isEmpty {
                 final["text"] = .string(state.text)

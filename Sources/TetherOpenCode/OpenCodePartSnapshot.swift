@@ -66,15 +66,20 @@ struct OpenCodePartSnapshot: Sendable {
     func content(role: PartRole?, emptyText: Bool = false) -> JSONObject {
         switch body {
         case .text(let text, let synthetic):
-            var entries: [(key: String, value: JSONValue)] = []
-            entries.reserveCapacity(4)  // room for the event's `kind` (`Event.part`)
-            entries.append((key: "text", value: .string(emptyText ? "" : text)))
-            if kind == .text { entries.append((key: "role", value: .string((role ?? .assistant).rawValue))) }
-            if synthetic { entries.append((key: "synthetic", value: true)) }
-            return JSONObject(entries)
+            return Self.textContent(emptyText ? "" : text, kind: kind, role: role, synthetic: synthetic)
         case .json(let part):
             return Self.content(of: part, kind: kind)
         }
+    }
+
+    /// A text or reasoning part's content with `text`.
+    static func textContent(_ text: String, kind: PartKind, role: PartRole?, synthetic: Bool) -> JSONObject {
+        var entries: [(key: String, value: JSONValue)] = []
+        entries.reserveCapacity(4)  // room for the event's `kind` (`Event.part`)
+        entries.append((key: "text", value: .string(text)))
+        if kind == .text { entries.append((key: "role", value: .string((role ?? .assistant).rawValue))) }
+        if synthetic { entries.append((key: "synthetic", value: true)) }
+        return JSONObject(entries)
     }
 
     private static func content(of part: JSONValue, kind: PartKind) -> JSONObject {

@@ -153,6 +153,35 @@ import TetherCore
         #expect(events.of(.error).count == 1)
     }
 
+    /// Parts whose final snapshot never comes complete when the turn ends, from what the mapper
+    /// kept of their last snapshot: the text assembled from deltas, the role (text only) and
+    /// `synthetic`, in the order a snapshot's content has them.
+    @Test func partsLeftOpenCompleteWithTheirLastSnapshotAndAssembledText() throws {
+        var mapper = OpenCodeEventMapper()
+        func part(_ id: String, _ type: String, _ text: String, synthetic: Bool = false) -> JSONValue {
+            var part: JSONObject = ["id": .string(id), "sessionID": "s", "messageID": "m2", "type": .string(type), "text": .string(text),
+                                    "time": ["start": 1]]
+            if synthetic { part["synthetic"] = true }
+            return .object(part)
+        }
+        let frames: [JSONValue] = [
+            ["type": "message.updated", "properties": ["sessionID": "s", "info": ["id": "m1", "sessionID": "s", "role": "user"]]],
+            ["type": "message.updated", "properties": ["sessionID": "s", "info": ["id": "m2", "sessionID": "s", "role": "assistant", "parentID": "m1"]]],
+            ["type": "message.part.updated", "properties": ["part": part("p1", "text", "Hel", synthetic: true), "delta": "Hel"]],
+            ["type": "message.part.updated", "properties": ["part": part("p1", "text", "Hello", synthetic: true), "delta": "lo"]],
+            ["type": "message.part.updated", "properties": ["part": part("p2", "reasoning", "")]],
+            ["type": "message.part.delta", "properties": ["sessionID": "s", "messageID": "m2", "partID": "p2", "field": "text", "delta": "think"]],
+            ["type": "session.idle", "properties": ["sessionID": "s"]],
+        ]
+        let events = try Transcript.map(frames, into: &mapper)
+        let completed = events.of(.partCompleted)
+        #expect(completed.map(\.part) == ["p1", "p2"])
+        #expect(completed.first?.data == ["kind": "text", "text": "Hello", "role": "assistant", "synthetic": true])
+        #expect(completed.first?.data.keys == ["kind", "text", "role", "synthetic"])
+        #expect(completed.last?.data == ["kind": "reasoning", "text": "think"])
+        #expect(events.of(.turnCompleted).count == 1)
+    }
+
     /// The stream drops mid-text; after the reconnect REST says the turn is over. Every part
     /// completes once, with the exact text, and the turn completes once.
     @Test func resyncAfterADroppedStreamLosesAndRepeatsNothing() throws {
