@@ -153,6 +153,22 @@ import TetherCore
         #expect(CodexWorkerEventMapper.cursor(job: parsed.job, seq: parsed.seq) == cursor)
     }
 
+    /// Digits written straight into the cursor read as `String(seq)` writes them: every power of
+    /// ten and its neighbours, the extremes, short and long prefixes.
+    @Test func aCursorsDigitsAreTheSeqsDecimal() {
+        var seqs: [Int64] = [0, 1, 9, Int64.max, Int64.max - 1, -1, -10, Int64.min]
+        var power: Int64 = 1
+        for _ in 1...18 {
+            power *= 10  // up to 10^18, the last power of ten an Int64 holds
+            seqs += [power - 1, power, power + 1]
+        }
+        for prefix in ["j:", "job_fa097380ca36a0b8:", CodexWorkerEventMapper.cursorPrefix(job: "hist_é_1")] {
+            for seq in seqs {
+                #expect(CodexWorkerEventMapper.cursor(prefix: prefix, seq: seq) == "\(prefix)\(seq)")
+            }
+        }
+    }
+
     @Test(arguments: ["", "job", ":3", "job:x"])
     func rejectsBadCursors(cursor: String) {
         #expect(CodexWorkerEventMapper.parseCursor(cursor) == nil)
