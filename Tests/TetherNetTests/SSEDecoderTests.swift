@@ -167,6 +167,13 @@ struct SSEDecoderTests {
         Case("an empty type means message", "event\ndata: a\n\n", [event("a")]),
         Case("an event field after data still counts", "data: a\nevent: add\n\n", [event("a", type: "add")]),
         Case("the type resets even when nothing is dispatched", "event: add\n\ndata: b\n\n", [event("b")]),
+        Case("a type named again, another, the first again, none",
+             "event: item.agentMessage.delta\ndata: a\n\nevent: item.agentMessage.delta\ndata: b\n\n"
+                + "event: item.reasoning.delta\ndata: c\n\nevent: item.agentMessage.delta\ndata: d\n\n"
+                + "event: item.agentMessage.delt\ndata: e\n\nevent:\ndata: f\n\n",
+             [event("a", type: "item.agentMessage.delta"), event("b", type: "item.agentMessage.delta"),
+              event("c", type: "item.reasoning.delta"), event("d", type: "item.agentMessage.delta"),
+              event("e", type: "item.agentMessage.delt"), event("f")]),
     ]
 
     @Test(arguments: eventTypeCases)
@@ -235,6 +242,9 @@ struct SSEDecoderTests {
         Case("an invalid byte in a field name", bytes: bytes("data", [0xFF], ": a\n\n"), []),
         Case("an invalid byte in the type", bytes: bytes("event: ", [0xFF], "\ndata: a\n\n"),
              [event("a", type: "\u{FFFD}")]),
+        Case("an invalid type, then its replacement spelled, then invalid again",
+             bytes: bytes("event: ", [0xFF], "\ndata: a\n\nevent: \u{FFFD}\ndata: b\n\nevent: x", [0xFF], "\ndata: c\n\n"),
+             [event("a", type: "\u{FFFD}"), event("b", type: "\u{FFFD}"), event("c", type: "x\u{FFFD}")]),
         Case("an invalid byte in the id", bytes: bytes("id: ", [0xFE], "\ndata: a\n\n"), [event("a", id: "\u{FFFD}")]),
         Case("an invalid byte in a comment", bytes: bytes(":", [0xFE], "\n"), [.comment("\u{FFFD}")], emitComments: true),
     ]

@@ -60,6 +60,10 @@ public struct SSEDecoder: Sendable {
     // UTF-8 is decoded once per event rather than once per line.
     private var dataBuffer: [UInt8] = []
     private var eventType: String = ""
+    /// The type the stream named last, reused while it names the same one: a stream names a
+    /// handful of types, and one longer than 15 bytes made again for every event was an
+    /// allocation an event.
+    private var lastEventType: String = ""
     private var eventRetry: Int?
     /// Lines up to the next blank line are ignored: their event lost a line to the length limit.
     private var skippingEvent = false
@@ -263,7 +267,9 @@ extension SSEDecoder {
             dataBuffer.append(contentsOf: value)
             dataBuffer.append(.lf)
         } else if name.equals("event") {
-            eventType = Self.decode(value)
+            // Equal bytes are valid UTF-8 (the kept type's), so they decode to the kept type.
+            if !Self.spells(lastEventType, value) { lastEventType = Self.decode(value) }
+            eventType = lastEventType
         } else if name.equals("id") {
             // The spec ignores an ID containing U+0000; a NUL byte is exactly that code point.
             if value.firstIndex(of: 0, from: 0) == nil {
@@ -327,6 +333,13 @@ extension SSEDecoder {
     }
 
     /// UTF-8 with replacement characters for invalid sequences, as the spec's decoder does.
+    /// Whether `text`'s UTF-8 is exactly `bytes`.
+    private static func spells(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.count == bytes.count && (bytes.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+        } ?? false
+    }
+
     private static func decode(_ bytes: UnsafeRawBufferPointer) -> String {
         String(decoding: UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
                                              count: bytes.count), as: UTF8.self)
