@@ -48,4 +48,30 @@ import TetherCore
         #expect(!passes(&filter, .turnStarted(session: "s1", turn: "t6")))
         #expect(passes(&filter, .turnStarted(session: "s1", turn: "t7")))
     }
+
+    /// Filtered in place from a mark, the events before it untouched: the same events, in the
+    /// same order, as filtering a copy (the filter's state moves alike).
+    @Test func admittingInPlaceKeepsWhatAdmittingACopyKeeps() {
+        let before: [Event] = [.connection(.connected), text]
+        let mixed: [Event] = [
+            text, .turnStarted(session: "s2", turn: "t1"), .connection(.connected),
+            .part(.partStarted, session: "s1", turn: "t1", part: "p2", kind: .text, content: [:]),
+            .turnCompleted(session: "s1", turn: "t1", outcome: .completed), .turnStarted(session: "s1", turn: "t2"),
+        ]
+        for filterOf in [{ EventFilter(session: "s1") }, { EventFilter(session: "s1", untilTurnCompletes: true) }] {
+            var byCopy = filterOf(), inPlace = filterOf()
+            byCopy.promptWasSent(turn: "t1")
+            inPlace.promptWasSent(turn: "t1")
+            let kept = byCopy.admit(mixed)
+            var gathered = before + mixed
+            inPlace.admit(&gathered, from: before.count)
+            #expect(gathered.map(\.type) == (before + kept).map(\.type))
+            #expect(gathered.map(\.session) == (before + kept).map(\.session))
+            #expect(inPlace.isDone == byCopy.isDone)
+        }
+        var none = EventFilter(session: "s9")
+        var gathered = before + [text, text]
+        none.admit(&gathered, from: 2)
+        #expect(gathered.count == 2)
+    }
 }

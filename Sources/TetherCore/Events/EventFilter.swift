@@ -69,4 +69,15 @@ public struct EventFilter: Sendable {
         }
         return kept ?? events
     }
+
+    /// `events` from `start` on admitted in place: those that do not pass are taken out, the
+    /// rest keep their order (for a loop that gathers a batch's events in one array).
+    public mutating func admit(_ events: inout [Event], from start: Int) {
+        var kept = start
+        for index in start..<events.count where admit(events[index]) {
+            if kept != index { events.swapAt(kept, index) }
+            kept += 1
+        }
+        if kept < events.count { events.removeSubrange(kept...) }
+    }
 }
