@@ -102,19 +102,26 @@ struct OpenCodeEventMapper {
     // MARK: - Stream events
 
     mutating func map(_ wire: OpenCodeWireEvent) -> [Event] {
-        var events: [Event]
+        var events: [Event] = []
+        map(wire, into: &events)
+        return events
+    }
+
+    /// `map`, its events appended to `events` (a stream's loop gathers a batch's events in one
+    /// array: a busy stream's part frames then make no array of their own).
+    mutating func map(_ wire: OpenCodeWireEvent, into events: inout [Event]) {
+        let start = events.count
         switch wire.body {
         case .partDelta(let delta):
-            events = mapDelta(delta)
+            mapDelta(delta, into: &events)
         case .partUpdated(let snapshot, let delta):
-            events = mapPart(snapshot, delta: delta)
+            mapPart(snapshot, delta: delta, into: &events)
         case .properties(let properties):
-            events = map(type: wire.type, properties: properties)
+            events += map(type: wire.type, properties: properties)
         }
         if let raw = wire.raw {
-            for index in events.indices { events[index].raw = raw }
+            for index in start..<events.count { events[index].raw = raw }
         }
-        return events
     }
 
     private mutating func map(type: String, properties p: JSONValue) -> [Event] {
@@ -143,7 +150,8 @@ struct OpenCodeEventMapper {
             events = mapPart(part, delta: p["delta"]?.string)
         case "message.part.delta":
             guard let delta = OpenCodePartDelta(p) else { return [] }
-            events = mapDelta(delta)
+            events = []
+            mapDelta(delta, into: &events)
         case "message.part.removed":
             guard let partID = p["partID"]?.string else { return [] }
             let state = releasePart(HashedKey(partID))
@@ -481,9 +489,16 @@ struct OpenCodeEventMapper {
     }
 
     mutating func mapPart(_ snapshot: OpenCodePartSnapshot, delta: String?) -> [Event] {
+        var events: [Event] = []
+        mapPart(snapshot, delta: delta, into: &events)
+        return events
+    }
+
+    private mutating func mapPart(_ snapshot: OpenCodePartSnapshot, delta: String?, into events: inout [Event]) {
         let id = snapshot.id, kind = snapshot.kind, session = snapshot.session, messageID = snapshot.message
         let key = HashedKey(id)
-        if completedParts.contains(key) { return [] }
+        if completedParts.contains(key) { return }
+        let start = events.count
         let message = messages[messageID]
         let openTurn = openTurns[session]?.id
         let role = message?.role ?? (messageID == openTurn ? .user : .assistant)
@@ -491,8 +506,6 @@ struct OpenCodeEventMapper {
         // Taken out of the map while it changes, so appending to its text does not copy it.
         var place: RecentMap<HashedKey, PartState>.Place?
         var state = takePart(key, place: &place) ?? PartState(id: id, session: session, message: messageID, kind: kind)
-        var events: [Event] = []
-        events.reserveCapacity(3)
         let final = snapshot.isFinal || role == .user
         // A text part's content is built only when an event carries it: kept for later, its
         // text would be replaced by what was assembled (`LastSnapshot`).
@@ -530,17 +543,15 @@ struct OpenCodeEventMapper {
             events += completePart(key, content: content)
         }
         if role == .user, isQueued(turn, in: session), let turn {
-            hold(events, for: turn, in: session)
-            return []
+            hold(Array(events[start...]), for: turn, in: session)
+            events.removeSubrange(start...)
         }
-        return events
     }
 
-    private mutating func mapDelta(_ read: OpenCodePartDelta) -> [Event] {
+    private mutating func mapDelta(_ read: OpenCodePartDelta, into events: inout [Event]) {
         let partID = read.part, session = read.session, field = read.field, delta = read.delta
         let key = HashedKey(partID)
-        if completedParts.contains(key) { return [] }
-        var events: [Event] = []
+        if completedParts.contains(key) { return }
         var place: RecentMap<HashedKey, PartState>.Place?
         var state: PartState
         if let taken = takePart(key, place: &place) {
@@ -556,7 +567,6 @@ struct OpenCodeEventMapper {
         store(state, forKey: key, at: place)
         events.append(.partDelta(session: session, turn: messages[state.message]?.turn ?? openTurns[session]?.id,
                                  part: partID, kind: state.kind, field: field, delta: delta))
-        return events
     }
 
     // MARK: Open parts, within their bounds

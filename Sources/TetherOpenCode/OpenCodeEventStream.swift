@@ -72,14 +72,32 @@ struct OpenCodeEventStream: Sendable {
                     }
                 }, consume: { channel in
                     while var batch = try await channel.next() {
+                        // The batch's part frames' events, gathered here and handed to the
+                        // outbox before anything else is done (`receivePart`).
+                        var gathered: [Event] = []
+                        gathered.reserveCapacity(batch.count * 2)  // a new part's frame: started and a delta
                         for index in batch.indices {
                             // Moved out, not copied: a copy retains every string the decoding
                             // task made (`Array.moveOut`).
                             let element = batch.moveOut(at: index, leaving: .unreadable)
-                            try await handle(element, &machine, outbox)
+                            if case .wire(let wire, let time) = element,
+                               let followUps = machine.receivePart(wire, at: time, into: &gathered) {
+                                if !followUps.isEmpty {
+                                    outbox.add(gathered)
+                                    gathered = []
+                                    try await execute(followUps, &machine, outbox)
+                                }
+                            } else {
+                                if !gathered.isEmpty {
+                                    outbox.add(gathered)
+                                    gathered = []
+                                }
+                                try await handle(element, &machine, outbox)
+                            }
                             if element.isEvent { resyncPolicy.madeProgress() }
                             if machine.isDone { break }
                         }
+                        if !gathered.isEmpty { outbox.add(gathered) }
                         try await outbox.flush()
                         if machine.isDone { return }
                     }

@@ -107,16 +107,30 @@ struct OpenCodeStreamMachine {
                 break
             }
         }
-        if let directory = configuration.directory, let eventDirectory = wire.directory,
-           eventDirectory != "global", eventDirectory != directory {
-            return []
-        }
+        if isOtherProject(wire) { return [] }
         lastActivity = time
         if Self.isIdle(wire), let session = wire.properties["sessionID"]?.string, mapper.hasOpenParts(session: session) {
             // Complete the turn's parts from the authoritative REST copy before closing it.
             return [.reconcile(session: session, then: wire)]
         }
         return map(wire, at: time)
+    }
+
+    /// A part frame (read straight from its bytes, `OpenCodeHotFrame`: never a connection,
+    /// heartbeat or idle), as `receive(_:at:)` takes it, for a loop that gathers a batch's events
+    /// in one array: its events, filtered, are appended to `events`, and what else to do (say a
+    /// bound was reached, finish) is returned, to be done after them. A busy stream is mostly such
+    /// frames, and for them neither the mapper nor this makes an array of its own. nil: not a
+    /// part frame (nothing done); `receive(_:at:)` takes it.
+    mutating func receivePart(_ wire: OpenCodeWireEvent, at time: Double, into events: inout [Event]) -> [Action]? {
+        guard !wire.isParsed else { return nil }
+        if isOtherProject(wire) { return [] }
+        lastActivity = time
+        let start = events.count
+        mapper.map(wire, into: &events)
+        stamp(&events, from: start, wire, at: time)
+        filter.admit(&events, from: start)
+        return followUps()
     }
 
     /// `session`'s messages for a `.reconcile` (nil: the session is gone), then its wire event.
@@ -237,16 +251,34 @@ struct OpenCodeStreamMachine {
 
     private mutating func map(_ wire: OpenCodeWireEvent, at time: Double) -> [Action] {
         var events = mapper.map(wire)
-        for index in events.indices {
+        stamp(&events, from: 0, wire, at: time)
+        return emit(events)
+    }
+
+    /// The events mapped from `wire`, from `start` on: received at `time`, and `raw` its.
+    private func stamp(_ events: inout [Event], from start: Int, _ wire: OpenCodeWireEvent, at time: Double) {
+        for index in start..<events.count {
             if events[index].raw == nil { events[index].raw = wire.raw }
             events[index].ts = time
         }
-        return emit(events)
+    }
+
+    /// Whether `wire` belongs to another project than the profile's directory.
+    private func isOtherProject(_ wire: OpenCodeWireEvent) -> Bool {
+        guard let directory = configuration.directory, let eventDirectory = wire.directory else { return false }
+        return eventDirectory != "global" && eventDirectory != directory
     }
 
     private mutating func emit(_ events: [Event]) -> [Action] {
         let kept = filter.admit(events)
         var actions: [Action] = kept.isEmpty ? [] : [.emit(kept)]
+        actions += followUps()
+        return actions
+    }
+
+    /// What follows emitted events: a bound reached, said once; the end, once the filter is done.
+    private mutating func followUps() -> [Action] {
+        var actions: [Action] = []
         if !boundReported, mapper.releasedState > 0 || mapper.textNotAssembled > 0 {
             boundReported = true
             actions.append(.noteBoundReached(

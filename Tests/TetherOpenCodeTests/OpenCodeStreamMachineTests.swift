@@ -265,4 +265,33 @@ import TetherCore
         #expect(Self.emitted(machine.receive(frames[26], at: 1)).isEmpty)  // /elsewhere
         #expect(!Self.emitted(machine.receive(frames[3], at: 1)).isEmpty)  // session.status busy here
     }
+
+    /// A loop that gathers part frames' events (`receivePart`) sees what one that takes every
+    /// frame through `receive` sees: the same events in the same order, with the same times and
+    /// data, for another project's frames, another session's, and a turn's end.
+    @Test(arguments: [nil, "/elsewhere"], [EventsRequest(follow: true), EventsRequest(turn: "msg_a001", follow: true)])
+    func partFramesGatheredAreWhatReceiveEmits(directory: String?, request: EventsRequest) throws {
+        // As the stream decodes them: part frames read straight from their bytes, without `raw`.
+        let frames = try Transcript.frames("current-permission-turn").map { frame in
+            try OpenCodeWireEvent.decode(Array(frame.serialized.utf8), keepingRaw: false)
+        }
+        #expect(frames.contains { !$0.isParsed })
+        var taking = machine(request, directory: directory), gathering = machine(request, directory: directory)
+        var taken: [Event] = [], gathered: [Event] = []
+        var partFrames = 0
+        for (index, wire) in frames.enumerated() {
+            let time = Double(1_000 + index)
+            taken += Self.emitted(taking.receive(wire, at: time))
+            if let followUps = gathering.receivePart(wire, at: time, into: &gathered) {
+                partFrames += 1
+                #expect(Self.emitted(followUps).isEmpty)
+            } else {
+                gathered += Self.emitted(gathering.receive(wire, at: time))
+            }
+        }
+        #expect(partFrames > 0)
+        #expect(taken.contains { $0.type == .partDelta } == (directory == nil))
+        var codec = EventCodec(includeRaw: true)
+        #expect(gathered.map { codec.encode($0) } == taken.map { codec.encode($0) })
+    }
 }
