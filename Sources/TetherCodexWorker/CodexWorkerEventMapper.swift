@@ -125,25 +125,35 @@ struct CodexWorkerEventMapper {
     /// An envelope read straight from its bytes (`CodexWorkerHotEnvelope.read`): the same events
     /// as the envelope parsed.
     mutating func map(_ hot: CodexWorkerHotEnvelope) -> [Event] {
+        var events: [Event] = []
+        map(hot, into: &events)
+        return events
+    }
+
+    /// `map`, its events appended to `events` (the stream gathers a batch's events in one
+    /// array: a busy stream's deltas then make no array of their own).
+    mutating func map(_ hot: CodexWorkerHotEnvelope, into events: inout [Event]) {
         switch hot {
         case .delta(let read):
             guard let kind = CodexWorkerDelta.kind(ofType: read.type),
-                  let admitted = admit(type: read.type, job: read.job, seq: read.seq, thread: read.thread) else { return [] }
-            var events = admitted.events
+                  let admitted = admit(type: read.type, job: read.job, seq: read.seq, thread: read.thread, into: &events) else { return }
             appendDelta(kind: kind, job: read.job, thread: read.thread, item: read.item, delta: read.delta, cursor: admitted.cursor,
                         to: &events)
-            return events
         case .itemStarted(let start):
-            guard let admitted = admit(type: "item.started", job: start.job, seq: start.seq, thread: start.thread) else { return [] }
-            var events = admitted.events
+            guard let admitted = admit(type: "item.started", job: start.job, seq: start.seq, thread: start.thread, into: &events)
+            else { return }
             startItem(start.item, job: start.job, thread: start.thread, cursor: admitted.cursor, to: &events)
-            return events
         }
     }
 
+    /// An envelope `admit` let through, and its cursor (nil: it has no seq).
+    private struct Admitted {
+        var cursor: String?
+    }
+
     /// What every envelope does first: drop a duplicate (nil), note the job's last seq and its
-    /// thread, start the turn the first time the job is seen. The events so far and the cursor.
-    private mutating func admit(type: String, job: String, seq: Int64?, thread: String?) -> (events: [Event], cursor: String?)? {
+    /// thread, start the turn the first time the job is seen (appended to `events`).
+    private mutating func admit(type: String, job: String, seq: Int64?, thread: String?, into events: inout [Event]) -> Admitted? {
         var cursor: String?
         if let seq {
             if jobTag.job != job { jobTag = JobTag(job: job) }
@@ -151,7 +161,6 @@ struct CodexWorkerEventMapper {
             if lastSeqs.update(jobTag.key, { Self.raise(&$0, to: seq) }) == nil { lastSeqs[jobTag.key] = seq }
             cursor = Self.cursor(prefix: jobTag.cursorPrefix, seq: seq)
         }
-        var events: [Event] = []
         let known = lastAdmitted?.job == job
         if let thread, !known || lastAdmitted?.thread != thread { threads[job] = thread }
         if !known, !startedJobs.contains(job), !finishedJobs.contains(job) {
@@ -159,7 +168,7 @@ struct CodexWorkerEventMapper {
             events.append(.turnStarted(session: thread ?? threadOf(job), turn: job, cursor: cursor, data: ["job": .string(job)]))
         }
         lastAdmitted = (job, thread ?? (known ? lastAdmitted?.thread : nil))
-        return (events, cursor)
+        return Admitted(cursor: cursor)
     }
 
     private mutating func startItem(_ item: JSONValue, job: String, thread: String?, cursor: String?, to events: inout [Event]) {
@@ -181,8 +190,8 @@ struct CodexWorkerEventMapper {
         guard let type = envelope["type"]?.string, let job = envelope["jobId"]?.string else { return [] }
         let payload = envelope["payload"] ?? .object([:])
         let thread = payload["threadId"]?.string
-        guard let admitted = admit(type: type, job: job, seq: envelope["seq"]?.int, thread: thread) else { return [] }
-        var events = admitted.events
+        var events: [Event] = []
+        guard let admitted = admit(type: type, job: job, seq: envelope["seq"]?.int, thread: thread, into: &events) else { return [] }
         let cursor = admitted.cursor
         switch type {
         case "job.created":

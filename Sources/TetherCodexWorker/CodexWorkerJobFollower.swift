@@ -104,6 +104,7 @@ struct CodexWorkerJobFollower: Sendable {
                 }, consume: { channel in
                     while var batch = try await channel.next() {
                         var gathered: [Event] = []
+                        gathered.reserveCapacity(batch.count)
                         var finished = false
                         for index in batch.indices where !finished {
                             // Moved out, not copied: a copy retains every string the decoding
@@ -123,7 +124,7 @@ struct CodexWorkerJobFollower: Sendable {
                                     if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
                                     cursor = max(cursor, seq)
                                 }
-                                gathered += mapper.map(hot)
+                                mapper.map(hot, into: &gathered)
                             case .envelope(let envelope):
                                 if let seq = envelope["seq"]?.int {
                                     if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
