@@ -23,6 +23,15 @@ extension GatewayAPI {
             logger.notice("closing a slow event-stream client; it resumes from the log with Last-Event-ID")
             channel.close(promise: nil)
         }
+        // A stream opened with a login cookie ends with the login (logout, expiry).
+        if let cookie = context.sessionCookie {
+            guard let registration = auth.attachStream(to: cookie, close: { channel.close(promise: nil) }) else {
+                subscription.cancel()
+                throw ProblemDetails(.unauthorized, "the login ended", detail: "log in again with POST /v1/login")
+            }
+            let auth = auth
+            channel.closeFuture.whenComplete { _ in auth.forget(registration) }
+        }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-store"

@@ -121,9 +121,9 @@ final class GatewayFixture: @unchecked Sendable {
     }
 
     /// Starts the gateway and waits for its first line.
-    func start(_ extra: [String] = []) async throws {
+    func start(_ extra: [String] = [], shell: String? = nil) async throws {
         let process = try TetherProcess(["--config", config.path, "serve", "--listen", "127.0.0.1:0", "--db", database] + extra,
-                                        environment: environment)
+                                        environment: environment, shell: shell)
         let line = try await process.waitForLine { $0.hasPrefix("{\"listen\"") }
         url = try JSONParser.parse(line)["listen"]?.string ?? ""
         self.process = process
