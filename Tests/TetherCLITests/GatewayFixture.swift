@@ -181,6 +181,15 @@ final class GatewayFixture: @unchecked Sendable {
         guard reply.status == 202 else { throw FixtureError("turn start answered \(reply.status): \(reply.body)") }
     }
 
+    /// A new session and a turn in it that asks for an approval: the session and the approval's id.
+    func requestApproval(_ prompt: String) async throws -> (session: String, approval: String) {
+        let session = try await createSession()
+        try await startTurn(session, prompt)
+        let requested = try await waitForLogged { $0["type"] == "approval.requested" && $0["session"]?.string == session }
+        guard let id = requested["data"]?["id"]?.string else { throw FixtureError("an approval.requested without an id: \(requested)") }
+        return (session, id)
+    }
+
     /// Every logged event (long-poll form), each with its seq.
     func logged(since: Int64 = 0, type: String? = nil) async throws -> [JSONValue] {
         var all: [JSONValue] = []

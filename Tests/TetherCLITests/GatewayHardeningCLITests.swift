@@ -108,12 +108,7 @@ extension GatewayCLITests {
     /// An id is one path segment: `.` and `..`, whole or in a composite id, are refused before
     /// any backend is called, and nothing reaches another route of the backend.
     @Test func idsThatAreDotSegmentsAreRefused() async throws {
-        let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
-        let workerURL = try await worker.start()
-        defer { Task { await worker.stop() } }
-        let table = "[profiles.w]\nbackend = \"codex-worker\"\nurl = \"\(workerURL.absoluteString)\"\ntoken = { env = \"WORKER_TEST_TOKEN\" }"
-        try await withGateway(serveTable: table, environment: ["WORKER_TEST_TOKEN": "t0ken"]) { gateway in
-            try await gateway.start(["-p", "w"])
+        try await withGatewayOverAWorker { gateway, worker in
             let port = Self.port(gateway.url)
             worker.clearRequestLog()
             for path in ["/v1/profiles/w/sessions/../turns", "/v1/profiles/w/sessions/%2e%2e/turns",
@@ -140,10 +135,7 @@ extension GatewayCLITests {
     @Test func anAmendmentWithAnotherDecisionIsRefused() async throws {
         try await withGateway { gateway in
             try await gateway.start()
-            let session = try await gateway.createSession()
-            try await gateway.startTurn(session, Self.approvalPrompt)
-            let requested = try await gateway.waitForLogged(Self.isType("approval.requested"))
-            let id = try #require(requested["data"]?["id"]?.string)
+            let (_, id) = try await gateway.requestApproval(Self.approvalPrompt)
             let refused = try await gateway.post("/v1/profiles/oc/approvals/\(id)", json: "{\"decision\":\"accept\",\"amendment\":[\"echo\",\"safe\"]}")
             #expect(refused.status == 400 && refused.json?["code"] == "bad_request", "\(refused.body)")
             let pending = try await gateway.get("/v1/approvals?profile=oc")
@@ -215,13 +207,7 @@ extension GatewayCLITests {
     /// Without tokens, a request another site started carries no `Origin` when it is a GET (an
     /// `<img>`), but the browser says where it came from; and no GET changes a backend.
     @Test func anOpenGatewayRefusesOtherSitesFetchesAndGETsChangeNothing() async throws {
-        let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
-        let workerURL = try await worker.start()
-        defer { Task { await worker.stop() } }
-        let table = "[profiles.w]\nbackend = \"codex-worker\"\nurl = \"\(workerURL.absoluteString)\"\ntoken = { env = \"WORKER_TEST_TOKEN\" }"
-        try await withGateway(serveTable: table, environment: ["WORKER_TEST_TOKEN": "t0ken"]) { gateway in
-            gateway.profile = "w"
-            try await gateway.start(["-p", "w"])
+        try await withGatewayOverAWorker { gateway, worker in
             for site in ["cross-site", "same-site"] {
                 let reply = try await gateway.get("/v1/profiles", headers: ["Sec-Fetch-Site: \(site)"])
                 #expect(reply.status == 403 && reply.json?["code"] == "forbidden", "\(site): \(reply.body)")
