@@ -23,6 +23,21 @@ public final class EventBroadcast: Sendable {
         var closed = false
         /// A wake-up of every client with queued events is on its way (`writeGap` > 0).
         var wakeScheduled = false
+        /// Events published in the second that began at `windowStart`, and in the one before.
+        var windowStart = ContinuousClock.now
+        var windowEvents = 0
+        var lastWindowEvents = 0
+
+        /// Events a second lately: the last whole second, or this one when it already has more.
+        mutating func noteEvent(now: ContinuousClock.Instant) -> Int {
+            if now - windowStart >= .seconds(1) {
+                lastWindowEvents = now - windowStart < .seconds(2) ? windowEvents : 0
+                windowStart = now
+                windowEvents = 0
+            }
+            windowEvents += 1
+            return max(windowEvents, lastWindowEvents)
+        }
     }
     private let state = Mutex(State())
     let limits: Limits
@@ -32,18 +47,18 @@ public final class EventBroadcast: Sendable {
     /// (`writeGap`) instead of one write per event.
     let writesPerSecond: Int
 
-    public init(limits: Limits = .standard, writesPerSecond: Int = 50_000) {
+    public init(limits: Limits = .standard, writesPerSecond: Int = 25_000) {
         self.limits = limits
         self.writesPerSecond = writesPerSecond
     }
 
     /// The least time between two wake-ups of one client's writer: zero (each event wakes its
-    /// clients) while the clients together stay under `writesPerSecond` at one write a
-    /// millisecond each, else their share of the budget (1,000 clients: 20 ms). An event that
-    /// finds its client woken less than a gap ago waits for one timer that wakes every client
-    /// with events queued: each writes all that came meanwhile in one write.
-    static func writeGap(clients: Int, writesPerSecond: Int) -> Duration {
-        guard clients * 1000 > writesPerSecond else { return .zero }
+    /// clients) while a write per event and client stays under `writesPerSecond` (100 clients
+    /// at 200 events/s: 20,000 writes/s), else the clients' share of the budget (1,000 clients:
+    /// 40 ms). An event that finds its client woken less than a gap ago waits for one timer that
+    /// wakes every client with events queued: each writes all that came meanwhile in one write.
+    static func writeGap(clients: Int, eventsPerSecond: Int, writesPerSecond: Int) -> Duration {
+        guard clients * eventsPerSecond > writesPerSecond else { return .zero }
         return .microseconds(Int64(clients) * 1_000_000 / Int64(writesPerSecond))
     }
 
@@ -61,7 +76,8 @@ public final class EventBroadcast: Sendable {
     /// Hands `event` to every subscriber; called in seq order (the journal serializes appends).
     public func publish(_ event: LoggedEvent) {
         let (subscribers, gap, schedule) = state.withLock { state -> ([EventSubscription], Duration, Bool) in
-            let gap = Self.writeGap(clients: state.subscribers.count, writesPerSecond: writesPerSecond)
+            let rate = state.noteEvent(now: .now)
+            let gap = Self.writeGap(clients: state.subscribers.count, eventsPerSecond: rate, writesPerSecond: writesPerSecond)
             let schedule = gap > .zero && !state.wakeScheduled
             if schedule { state.wakeScheduled = true }
             return (Array(state.subscribers.values), gap, schedule)

@@ -90,11 +90,9 @@ public final class EventSubscription: Sendable {
             box.events += 1
             box.bytes += size
             guard let waiter = box.waiter else { return (true, nil) }
-            if gap > .zero {
-                let now = ContinuousClock.now
-                if let woken = box.woken, now - woken < gap { return (true, nil) }
-                box.woken = now
-            }
+            let now = ContinuousClock.now
+            if gap > .zero, let woken = box.woken, now - woken < gap { return (true, nil) }
+            box.woken = now
             box.waiter = nil
             return (true, waiter)
         }

@@ -42,16 +42,17 @@ import Testing
     }
 
     @Test func theGapGrowsWithTheClientsPastTheWriteBudget() {
-        #expect(EventBroadcast.writeGap(clients: 50, writesPerSecond: 50_000) == .zero)
-        #expect(EventBroadcast.writeGap(clients: 100, writesPerSecond: 50_000) == .milliseconds(2))
-        #expect(EventBroadcast.writeGap(clients: 1000, writesPerSecond: 50_000) == .milliseconds(20))
+        #expect(EventBroadcast.writeGap(clients: 100, eventsPerSecond: 200, writesPerSecond: 25_000) == .zero)
+        #expect(EventBroadcast.writeGap(clients: 100, eventsPerSecond: 1000, writesPerSecond: 25_000) == .milliseconds(4))
+        #expect(EventBroadcast.writeGap(clients: 1000, eventsPerSecond: 200, writesPerSecond: 25_000) == .milliseconds(40))
+        #expect(EventBroadcast.writeGap(clients: 1000, eventsPerSecond: 1, writesPerSecond: 25_000) == .zero)
     }
 
     /// With a gap, the first event wakes an idle client at once; the next ones within the gap
     /// wait for the broadcast's one timer and arrive together, in order.
     @Test func withManyClientsEventsWithinTheGapArriveInOneBatch() async throws {
-        // 10 clients at 100 writes a second: a gap of 100 ms.
-        let broadcast = EventBroadcast(writesPerSecond: 100)
+        // 10 clients at 10 writes a second: past it from the second event on, a gap of 1 s.
+        let broadcast = EventBroadcast(writesPerSecond: 10)
         let clients = (0..<10).map { _ in broadcast.subscribe() }
         let watched = clients[0]
         let first = Task { await watched.next() }
