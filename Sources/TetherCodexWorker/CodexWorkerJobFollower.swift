@@ -88,7 +88,7 @@ struct CodexWorkerJobFollower: Sendable {
                     return HTTPRequest(.get, client.url("/v1/jobs/\(job)/events\(query)"),
                                        headers: [("Accept", "text/event-stream")], authorization: client.authorization)
                 },
-                liveness: backend.configuration.liveness,
+                liveness: backend.configuration.streamLiveness,
                 policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
             do {
                 // Reading and decoding run ahead in a task of their own (another core); what one
