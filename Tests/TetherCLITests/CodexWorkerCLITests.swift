@@ -56,7 +56,7 @@ import TetherSim
             let result = try await TetherProcess.run(command + global, environment: env)
             #expect(result.status == 1, "\(result.stderr)")
             #expect(result.stderr.contains("no rollout found for thread id"), "\(result.stderr)")
-            #expect(result.stderr.contains("tether sessions list"), "\(result.stderr)")
+            #expect(result.stderr.contains("tether --config \(global[1]) sessions list"), "\(result.stderr)")
         }
     }
 
@@ -107,7 +107,7 @@ import TetherSim
             let busy = try await TetherProcess.run(["send", thread, "and another thing"] + global, environment: env)
             #expect(busy.status == 1)
             #expect(busy.stderr.contains("THREAD_HAS_ACTIVE_JOB"))
-            #expect(busy.stderr.contains("tether events --turn job_"))
+            #expect(busy.stderr.contains("tether --config \(global[1]) events --turn job_"), "\(busy.stderr)")
             let abort = try await TetherProcess.run(["abort", thread] + global, environment: env)
             #expect(abort.status == 0, "\(abort.stderr)")
             let result = try await send.finish()

@@ -42,7 +42,7 @@ final class TetherProcess: Sendable {
     /// Starts `tether ARGS` with a clean environment plus `environment`. Spawned with
     /// posix_spawn and read by plain threads: Foundation's Process and FileHandle's readability
     /// handlers have crashed and hung test runs on Linux.
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    init(_ arguments: [String], environment: [String: String] = [:], executable: String = TetherProcess.binary.path) throws {
         var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": NSTemporaryDirectory(),
                    "NO_COLOR": "1"]
         for (key, value) in environment { env[key] = value }
@@ -51,7 +51,7 @@ final class TetherProcess: Sendable {
         guard pipe(&out) == 0, pipe(&err) == 0 else { throw FixtureError("pipe failed") }
         for fd in out + err { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         do {
-            child = try ChildProcess(Self.binary.path, arguments, environment: env, output: out[1], errorOutput: err[1])
+            child = try ChildProcess(executable, arguments, environment: env, output: out[1], errorOutput: err[1])
         } catch {
             for fd in out + err { close(fd) }
             throw error
@@ -156,6 +156,15 @@ final class TetherProcess: Sendable {
     /// Runs to completion.
     static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(30)) async throws -> Result {
         try await TetherProcess(arguments, environment: environment).finish(timeout: timeout)
+    }
+
+    /// Runs a command line the CLI printed for the user, as printed: through `sh -c`, with the
+    /// built binary first on PATH (`tether …` is this build's).
+    static func runPrinted(_ line: String, environment: [String: String] = [:], timeout: Duration = .seconds(30)) async throws -> Result {
+        let path = binary.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        var env = environment
+        env["PATH"] = path
+        return try await TetherProcess(["-c", line], environment: env, executable: "/bin/sh").finish(timeout: timeout)
     }
 
     struct TimedOut: Error, CustomStringConvertible {

@@ -13,13 +13,13 @@ final class EventPrinter {
     private let backend: BackendKind?
     private var printedAny = false
 
-    init(format: OutputFormat, includeRaw: Bool, profile: String?, backend: BackendKind?,
+    init(format: OutputFormat, includeRaw: Bool, profile: String?, backend: BackendKind?, invocation: Invocation = .plain,
          output: LineOutput = .standardOutput, style: Style, noteStyle: Style = Style(enabled: false)) {
         self.noteStyle = noteStyle
         self.format = format
         codec = EventCodec(includeRaw: includeRaw)
         self.output = output
-        renderer = TextRenderer(style: style)
+        renderer = TextRenderer(style: style, invocation: invocation)
         self.profile = profile
         self.backend = backend
     }

@@ -6,6 +6,8 @@ import TetherCore
 /// id, risk and the exact command that answers them.
 struct TextRenderer {
     let style: Style
+    /// Printed commands repeat `-p`/`--config` where this one needs them.
+    let invocation: Invocation
     /// Parts whose text was streamed by deltas: their `part.completed` only ends the line.
     private var streamedParts: Set<String> = []
     /// Whether the cursor is in the middle of a line of streamed text.
@@ -13,7 +15,10 @@ struct TextRenderer {
     /// A connection change other than connected was said on stderr (`connectionNote`).
     private var troubled = false
 
-    init(style: Style) { self.style = style }
+    init(style: Style, invocation: Invocation = .plain) {
+        self.style = style
+        self.invocation = invocation
+    }
 
     mutating func render(_ event: Event) -> String {
         let data = event.data
@@ -85,7 +90,9 @@ struct TextRenderer {
         case .terminalExit:
             return line(style.dim("terminal exited \(data["code"]?.int.map(String.init) ?? "")"))
         case .error:
-            return line(style.red("error [\(data["code"]?.string ?? "?")]: \(data["message"]?.string ?? "")"))
+            var text = style.red("error [\(data["code"]?.string ?? "?")]: \(data["message"]?.string ?? "")")
+            if let hint = data["hint"]?.string { text += "\n  → " + invocation.rewritingCommands(in: hint) }
+            return line(text)
         }
     }
 
@@ -163,8 +170,9 @@ struct TextRenderer {
         if let reason = data["reason"]?.string { text += "\n    reason: \(reason)" }
         let options = data["options"]?.array?.compactMap(\.string) ?? []
         text += "\n    id: \(id)"
-        text += "\n    answer: " + style.cyan("tether approve \(shellQuote(id)) --decision \(options.first ?? "accept")")
-        if options.count > 1 { text += style.dim("   (options: \(options.joined(separator: ", ")))") }
+        // The command alone on its line: copied whole, it runs.
+        text += "\n    answer: " + style.cyan(invocation.command("approve \(shellQuote(id)) --decision \(options.first ?? "accept")"))
+        if options.count > 1 { text += "\n    " + style.dim("decisions: \(options.joined(separator: ", "))") }
         return line(text)
     }
 }

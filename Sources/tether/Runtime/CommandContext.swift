@@ -29,11 +29,16 @@ struct CommandContext {
 
     func selectProfile() throws -> (ConfigFile, Profile) {
         let config = try loadConfig()
-        return (config, try config.profile(named: options.profile))
+        let profile = try config.profile(named: options.profile)
+        Invocation.current = Invocation(options: options, config: config, profile: profile.name, environment: environment)
+        return (config, profile)
     }
 
+    /// How a command printed for the user must start to act where this one did (`Invocation`).
+    var invocation: Invocation { Invocation.current }
+
     func makePrinter(profile: String?, backend: BackendKind?) -> EventPrinter {
-        EventPrinter(format: format, includeRaw: options.raw, profile: profile, backend: backend,
+        EventPrinter(format: format, includeRaw: options.raw, profile: profile, backend: backend, invocation: invocation,
                      style: Style.forStream(.standardOutput, environment: environment.variables),
                      noteStyle: Style.forStream(.standardError, environment: environment.variables))
     }
