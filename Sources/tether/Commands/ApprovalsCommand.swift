@@ -10,6 +10,8 @@ struct ApprovalsCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             try await CommandContext(options).withBackend(requiring: .approvals, command: "approvals") { _, backend, printer in
+                var session = session
+                if let typed = session { session = try await backend.resolveSession(typed) }
                 let approvals = try await backend.pendingApprovals(session: session)
                 for approval in approvals { printer.print(.approvalRequested(approval)) }
                 if approvals.isEmpty, CommandContext(options).format == .text {
@@ -27,9 +29,13 @@ struct ApproveCommand: AsyncParsableCommand {
             Decisions: accept, accept_for_session, accept_with_amendment (commands only, with \
             --amendment ARGV...), decline, cancel. A decision the backend cannot express is refused \
             with a clear error (exit 64).
+
+            The id may be shortened to any start that matches one pending approval, or be `last` \
+            for the newest pending one: `tether approve last`.
             """)
     @OptionGroup var options: GlobalOptions
-    @Argument(help: "The approval's id, as printed in approval.requested.") var id: String
+    @Argument(help: "The approval's id as approval.requested printed it, enough of its start to pick one pending approval, or `last` for the newest pending.")
+    var id: String
     @Option(help: ArgumentHelp("The decision.", valueName: "decision")) var decision: String = "accept"
     @Option(parsing: .upToNextOption, help: "With accept_with_amendment: the command prefix to allow from now on.")
     var amendment: [String] = []
@@ -50,7 +56,7 @@ struct ApproveCommand: AsyncParsableCommand {
         try await reportingFailures {
             try await CommandContext(options).withBackend(requiring: .approvals, command: "approve") { _, backend, printer in
                 let answer = ApprovalAnswer(decision: Decision(rawValue: decision)!, amendment: amendment)
-                printer.print(try await backend.approve(id: id, answer: answer))
+                printer.print(try await backend.approve(id: try await backend.resolveApproval(id).id, answer: answer))
             }
         }
     }
@@ -59,12 +65,13 @@ struct ApproveCommand: AsyncParsableCommand {
 struct AbortCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "abort", abstract: "Stop a session's running turn.")
     @OptionGroup var options: GlobalOptions
-    @Argument(help: "The session's id.") var session: String
+    @Argument(help: "The session's id, or enough of its start to pick one.") var session: String
     @Option(help: "The turn, where the backend needs it.") var turn: String?
 
     func run() async throws {
         try await reportingFailures {
             try await CommandContext(options).withBackend(requiring: .abort, command: "abort") { _, backend, _ in
+                let session = try await backend.resolveSession(session)
                 try await backend.abort(session: session, turn: turn)
                 LineOutput.standardError.write("abort requested for \(session)\n")
             }

@@ -40,14 +40,14 @@ struct SessionsCommand: AsyncParsableCommand {
     struct Archive: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Archive a session (hidden from `sessions list` without --archived).")
         @OptionGroup var options: GlobalOptions
-        @Argument(help: "The session's id.") var id: String
+        @Argument(help: "The session's id, or enough of its start to pick one.") var id: String
         func run() async throws { try await SessionsCommand.setArchived(true, id: id, options: options) }
     }
 
     struct Unarchive: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Bring an archived session back.")
         @OptionGroup var options: GlobalOptions
-        @Argument(help: "The session's id.") var id: String
+        @Argument(help: "The session's id, or enough of its start to pick one.") var id: String
         func run() async throws { try await SessionsCommand.setArchived(false, id: id, options: options) }
     }
 
@@ -55,7 +55,7 @@ struct SessionsCommand: AsyncParsableCommand {
         try await reportingFailures {
             let command = archived ? "sessions archive" : "sessions unarchive"
             try await CommandContext(options).withBackend(requiring: .archive, command: command) { _, backend, printer in
-                printer.print(.session(.sessionUpdated, try await backend.setArchived(archived, session: id)))
+                printer.print(.session(.sessionUpdated, try await backend.setArchived(archived, session: try await backend.resolveSession(id))))
             }
         }
     }
@@ -63,12 +63,12 @@ struct SessionsCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "One session.")
         @OptionGroup var options: GlobalOptions
-        @Argument(help: "The session's id.") var id: String
+        @Argument(help: "The session's id, or enough of its start to pick one.") var id: String
 
         func run() async throws {
             try await reportingFailures {
                 try await CommandContext(options).withBackend(requiring: .sessions, command: "sessions show") { _, backend, printer in
-                    printSessions([try await backend.session(id: id)], printer: printer, format: CommandContext(options).format)
+                    printSessions([try await backend.session(id: try await backend.resolveSession(id))], printer: printer, format: CommandContext(options).format)
                 }
             }
         }
