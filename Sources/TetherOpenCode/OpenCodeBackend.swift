@@ -43,7 +43,7 @@ public struct OpenCodeBackend: Backend {
     }
 
     public let kind = BackendKind.openCode
-    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort]
+    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort, .questions]
 
     let configuration: Configuration
     let client: OpenCodeClient
@@ -208,8 +208,7 @@ public struct OpenCodeBackend: Backend {
         let session = parts?[0]
         let request = parts?[1] ?? id
         if request.hasPrefix("que_") {
-            throw TetherError(.unsupported, "answering OpenCode questions (\(request)) is not supported yet",
-                              hint: "answer it in OpenCode's own UI; Tether shows questions so you know one is waiting")
+            return try await answerQuestion(id: id, session: session, request: request, answer: answer)
         }
         let reply = try OpenCodeDecision.reply(for: answer.decision)
         do {

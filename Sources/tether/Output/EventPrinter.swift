@@ -14,12 +14,13 @@ final class EventPrinter {
     private var printedAny = false
 
     init(format: OutputFormat, includeRaw: Bool, profile: String?, backend: BackendKind?, invocation: Invocation = .plain,
+         answersQuestions: Bool = false,
          output: LineOutput = .standardOutput, style: Style, noteStyle: Style = Style(enabled: false)) {
         self.noteStyle = noteStyle
         self.format = format
         codec = EventCodec(includeRaw: includeRaw)
         self.output = output
-        renderer = TextRenderer(style: style, invocation: invocation)
+        renderer = TextRenderer(style: style, invocation: invocation, answersQuestions: answersQuestions)
         self.profile = profile
         self.backend = backend
     }

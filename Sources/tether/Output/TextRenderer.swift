@@ -8,6 +8,8 @@ struct TextRenderer {
     let style: Style
     /// Printed commands repeat `-p`/`--config` where this one needs them.
     let invocation: Invocation
+    /// Whether `approve --answer` reaches this backend (OpenCode): else a question is only shown.
+    let answersQuestions: Bool
     /// Parts whose text was streamed by deltas: their `part.completed` only ends the line.
     private var streamedParts: Set<String> = []
     /// Whether the cursor is in the middle of a line of streamed text.
@@ -15,9 +17,10 @@ struct TextRenderer {
     /// A connection change other than connected was said on stderr (`connectionNote`).
     private var troubled = false
 
-    init(style: Style, invocation: Invocation = .plain) {
+    init(style: Style, invocation: Invocation = .plain, answersQuestions: Bool = false) {
         self.style = style
         self.invocation = invocation
+        self.answersQuestions = answersQuestions
     }
 
     mutating func render(_ event: Event) -> String {
@@ -168,12 +171,46 @@ struct TextRenderer {
         }
         if let cwd = data["cwd"]?.string { text += "\n    cwd: \(cwd)" }
         if let reason = data["reason"]?.string { text += "\n    reason: \(reason)" }
-        let options = data["options"]?.array?.compactMap(\.string) ?? []
         text += "\n    id: \(id)"
+        if data["kind"]?.string == Approval.Kind.question.rawValue {
+            return line(text + questionLines(id: id, QuestionForm(data["questions"])))
+        }
+        let options = data["options"]?.array?.compactMap(\.string) ?? []
+        if options.isEmpty {
+            // Nothing this backend lets Tether answer with (CodexMonitor's permission requests).
+            return line(text + Self.unanswerable(style))
+        }
         // The command alone on its line: copied whole, it runs.
         text += "\n    answer: " + style.cyan(invocation.command("approve \(shellQuote(id)) --decision \(options.first ?? "accept")"))
         if options.count > 1 { text += "\n    " + style.dim("decisions: \(options.joined(separator: ", "))") }
         return line(text)
+    }
+
+    private static func unanswerable(_ style: Style) -> String {
+        "\n    " + style.dim("answer it in the backend's own client: Tether cannot answer this kind of request there")
+    }
+
+    /// A question's choices, numbered, and the commands that answer or dismiss it.
+    private func questionLines(id: String, _ form: QuestionForm?) -> String {
+        var text = ""
+        guard let form else {
+            return answersQuestions ? "\n    answer: " + style.cyan(invocation.command("approve \(shellQuote(id)) --answer TEXT")) : Self.unanswerable(style)
+        }
+        for (index, question) in form.questions.enumerated() {
+            let number = form.questions.count > 1 ? "\(index + 1). " : ""
+            text += "\n    " + style.bold(number + question.text) + (question.multiple ? style.dim(" (one or more)") : "")
+            for (choice, label) in question.labels.enumerated() {
+                let about = question.descriptions[choice].map { style.dim(" — \($0)") } ?? ""
+                text += "\n      \(choice + 1)) \(label)\(about)"
+            }
+        }
+        guard answersQuestions else { return text + Self.unanswerable(style) }
+        let example = form.questions.enumerated().map { index, question in
+            "--answer " + form.answerArgument(question.labels.first ?? "TEXT", question: index)
+        }.joined(separator: " ")
+        text += "\n    answer: " + style.cyan(invocation.command("approve \(shellQuote(id)) \(example)"))
+        text += "\n    dismiss: " + style.cyan(invocation.command("approve \(shellQuote(id)) --decision decline"))
+        return text
     }
 }
 
