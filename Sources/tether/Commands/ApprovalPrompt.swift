@@ -85,7 +85,7 @@ final class ApprovalPrompt: Sendable {
     }
 
     private func drain(answersQuestions: Bool) async {
-        while let next = state.withLock({ state -> Event? in
+        while let (next, mark) = state.withLock({ state -> (Event, Int)? in
             guard !state.stopped, !state.queue.isEmpty else {
                 state.running = false
                 state.current = nil
@@ -93,20 +93,21 @@ final class ApprovalPrompt: Sendable {
             }
             let next = state.queue.removeFirst()
             state.current = next.data["id"]?.string
-            return next
+            // Taken while it is current: an answer from elsewhere from now on ends the wait.
+            return (next, keys.mark())
         }) {
-            await ask(next, answersQuestions: answersQuestions)
+            await ask(next, mark: mark, answersQuestions: answersQuestions)
         }
     }
 
-    private func ask(_ event: Event, answersQuestions: Bool) async {
+    private func ask(_ event: Event, mark: Int, answersQuestions: Bool) async {
         guard let id = event.data["id"]?.string else { return }
         let choices = Self.choices(for: event.data, answersQuestions: answersQuestions)
         let menu = choices.map { style.bold("[\($0.key)]") + " \($0.label)" }.joined(separator: "  ")
         // Fits 80 columns with every option: a menu that wraps reads as two.
         say("answer now? \(menu)  \(style.bold("[Enter]")) later ")
         while true {
-            guard let byte = await keys.nextKey() else {
+            guard let byte = await keys.nextKey(after: mark) else {
                 say("\n")  // answered elsewhere, or the turn ended
                 return
             }
