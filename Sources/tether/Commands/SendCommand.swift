@@ -48,15 +48,16 @@ struct SendCommand: AsyncParsableCommand {
                 }
                 var outcome: String?
                 for try await batch in backend.sendAndFollow(request).batches {
+                    // Noted before anything is shown: a Ctrl-C at what it shows names the turn.
+                    if let started = batch.last(where: { $0.type == .turnStarted }), let turn = started.turn {
+                        interruption.noteTurn(turn)
+                    }
                     printer.print(contentsOf: batch)
                     if let prompt {
                         for event in batch {
                             if event.type == .approvalRequested { prompt.offer(event, answersQuestions: answersQuestions) }
                             if event.type == .approvalResolved, let id = event.data["id"]?.string { prompt.resolved(id) }
                         }
-                    }
-                    if let started = batch.last(where: { $0.type == .turnStarted }), let turn = started.turn {
-                        interruption.noteTurn(turn)
                     }
                     if let done = batch.last(where: { $0.type == .turnCompleted }) {
                         outcome = done.data["status"]?.string
