@@ -3,7 +3,7 @@ import TetherCore
 /// Prints normalized events: JSON Lines (each line whole and written at once) or the readable
 /// streaming view. Stamps every event with the profile and backend it came from.
 final class EventPrinter {
-    private let format: OutputFormat
+    let format: OutputFormat
     private var codec: EventCodec
     private let output: LineOutput
     private var renderer: TextRenderer

@@ -58,7 +58,7 @@ struct TextRenderer {
         case .approvalResolved:
             return line(style.cyan("✔ approval \(data["id"]?.string ?? "?") → \(data["decision"]?.string ?? "?")"))
         case .sessionStatus:
-            let status = data["status"]?.string ?? "?"
+            let status = data["status"]?.string.map { SessionStatus(rawValue: $0).map(statusText) ?? $0 } ?? "?"
             return line(style.dim("· session \(event.session ?? "") \(status)"
                 + (data["message"]?.string.map { ": \($0)" } ?? "")))
         case .sessionCreated, .sessionUpdated, .sessionDeleted:
@@ -85,7 +85,10 @@ struct TextRenderer {
             if let cost = data["cost"]?.double { parts.append("$\(cost)") }
             return parts.isEmpty ? "" : line(style.dim("· usage " + parts.joined(separator: ", ")))
         case .notificationReceived:
-            return line(style.bold("🔔 \(data["title"]?.string ?? "")") + " \(data["body"]?.string ?? "")")
+            // The id first: `notifications read ID` and `delete ID` need it.
+            let id = data["id"]?.stringish.map { style.dim($0) + "  " } ?? ""
+            let unread = data["read"]?.bool == false ? style.bold("• ") : ""
+            return line(id + unread + style.bold("🔔 \(data["title"]?.string ?? "")") + " \(data["body"]?.string ?? "")")
         case .connectionState:
             return ""  // on stderr: `connectionNote`
         case .terminalOutput:
