@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import TetherNet
 
 @main
@@ -35,6 +36,10 @@ struct Tether: AsyncParsableCommand {
     /// threads may still be ending when a command returns, so OpenSSL must not clean up at exit.
     static func main() async {
         OpenSSLExitCleanup.disable()
+        if let problem = CommandSuggestion.problem(in: Array(CommandLine.arguments.dropFirst())) {
+            LineOutput.standardError.write("tether: \(problem)\n")
+            Foundation.exit(64)
+        }
         await main(nil)
     }
 }
