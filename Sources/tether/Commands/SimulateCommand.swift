@@ -31,7 +31,7 @@ struct SimulateCommand: AsyncParsableCommand {
         case sse
     }
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup var options: LoggingOptions
     @Argument(help: ArgumentHelp("The backend to simulate: \(Simulated.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "backend"))
     var backend: Simulated
     @Option(help: ArgumentHelp("Where to listen (default: 127.0.0.1:0, a free port, printed on stdout).", valueName: "host:port"), transform: ListenArgument.parse)
