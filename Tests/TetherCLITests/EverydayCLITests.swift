@@ -110,6 +110,24 @@ import TetherSim
         #expect(!result.stderr.contains("error"), "\(result.stderr)")
     }
 
+    /// `tether simulate` prints the profile that reaches it; pasted into a config, it does.
+    @Test(arguments: ["opencode", "codex-worker", "codexmonitor"])
+    func aSimulatorPrintsTheProfileThatReachesIt(backend: String) async throws {
+        let simulator = try TetherProcess(["simulate", backend])
+        _ = try await simulator.waitForLine { !$0.isEmpty }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !simulator.stderrText.contains("[profiles.sim]"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let stderr = simulator.stderrText
+        let table = try #require(stderr.range(of: "  [profiles.sim]").map { String(stderr[$0.lowerBound...]) }, "\(stderr)")
+        let config = try TemporaryConfig(table)
+        let check = try await TetherProcess.run(["-p", "sim", "check", "--config", config.path])
+        simulator.interrupt()
+        _ = try await simulator.finish()
+        #expect(check.status == 0, "\(table)\n\(check.stderr)")
+    }
+
     /// A warning whose error carries a hint stays one line, its fields after it (the gateway's
     /// ran the hint's line into the next field).
     @Test func aWarningWithAHintIsOneLine() async throws {
