@@ -67,6 +67,57 @@ import TetherSim
         #expect(reconnects(try result.events()).isEmpty, "\(result.stdout)")
     }
 
+    /// CodexMonitor: a quiet daemon "restarted" three times (a proxy in front resets every
+    /// connection and refuses new ones for 700 ms). The first reconnect after each connection is
+    /// attempt 1 (it connected and authenticated); before, only a connection that brought a
+    /// notification reset the count, and a quiet one climbed on.
+    @Test func aQuietDaemonRestartedReconnectsFromAttemptOne() async throws {
+        let daemon = CodexMonitorSimulator(options: .init(token: "s3cret"))
+        let bound = try await daemon.start()
+        defer { Task { await daemon.stop() } }
+        let proxy = try FaultProxy(upstreamPort: bound.port, framing: .lines)
+        defer { proxy.stop() }
+        let config = try TemporaryConfig("""
+            [profiles.m]
+            backend = "codexmonitor"
+            address = "127.0.0.1:\(proxy.port)"
+            workspace = "ws-1"
+            token = "s3cret"
+            reconnect_delay = 0.1
+            """)
+        let follow = try TetherProcess(["events", "--follow", "--config", config.path])
+        for restart in 0..<3 {
+            try await waitForConnections(follow, count: restart + 1)
+            try await proxy.restart(downFor: .milliseconds(700))  // down long enough for attempts 1, 2 (and 3)
+        }
+        try await waitForConnections(follow, count: 4)
+        follow.interrupt()
+        let events = try await follow.finish().events().filter { $0.type == .connectionState }
+        // The first `reconnecting` after each `connected`.
+        var afterConnected: [Int64] = []
+        for (index, event) in events.enumerated() where event.data["state"] == "connected" {
+            if let next = events[(index + 1)...].first(where: { $0.data["state"] == "reconnecting" }) {
+                afterConnected.append(next.data["attempt"]?.int ?? -1)
+            }
+        }
+        #expect(afterConnected.count == 3, "\(events.map { $0.data })")
+        #expect(afterConnected.allSatisfy { $0 == 1 }, "\(afterConnected): \(events.map { $0.data })")
+    }
+
+    func connections(_ process: TetherProcess) -> Int {
+        process.stdoutLines.filter { $0.contains("\"connection.state\"") && $0.contains("\"state\":\"connected\"") }.count
+    }
+
+    func waitForConnections(_ process: TetherProcess, count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while connections(process) < count {
+            guard ContinuousClock.now < deadline else {
+                throw TetherProcess.TimedOut(what: "\(count) connections", stdout: process.stdoutLines.joined(separator: "\n"), stderr: process.stderrText)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     /// A server that says `: connected` and then nothing past the liveness timeout: every
     /// reconnect is attempt 1 (the connection was up and the server talked); before, the
     /// attempts climbed 1, 2, 3 and the delay with them.
