@@ -142,6 +142,8 @@ import TetherSim
             let loss = try #require(events.first { $0.type == .error })
             #expect(loss.data["code"] == "events_lost")
             #expect(loss.data["message"]?.string?.contains("were lost") == true)
+            // Its hint's command carries --config (this config is not the default), in JSONL too.
+            #expect(loss.data["hint"]?.string?.contains("tether --config \(global[1]) history") == true, "\(loss.data)")
             #expect(events.last?.type == .turnCompleted)
         }
     }

@@ -103,9 +103,9 @@ final class ApprovalPrompt: Sendable {
     private func ask(_ event: Event, mark: Int, answersQuestions: Bool) async {
         guard let id = event.data["id"]?.string else { return }
         let choices = Self.choices(for: event.data, answersQuestions: answersQuestions)
-        let menu = choices.map { style.bold("[\($0.key)]") + " \($0.label)" }.joined(separator: "  ")
+        let menu = choices.map { style.bold("[\($0.key)]") + " \($0.label)" }.joined(separator: " ")
         // Fits 80 columns with every option: a menu that wraps reads as two.
-        say("answer now? \(menu)  \(style.bold("[Enter]")) later ")
+        say("answer now? \(menu) \(style.bold("[Enter]")) later ")
         while true {
             guard let byte = await keys.nextKey(after: mark) else {
                 say("\n")  // answered elsewhere, or the turn ended

@@ -11,6 +11,7 @@ final class EventPrinter {
     private let noteStyle: Style
     private let profile: String?
     private let backend: BackendKind?
+    private let invocation: Invocation
     private var printedAny = false
 
     init(format: OutputFormat, includeRaw: Bool, profile: String?, backend: BackendKind?, invocation: Invocation = .plain,
@@ -21,6 +22,7 @@ final class EventPrinter {
         codec = EventCodec(includeRaw: includeRaw)
         self.output = output
         renderer = TextRenderer(style: style, invocation: invocation, answersQuestions: answersQuestions)
+        self.invocation = invocation
         self.profile = profile
         self.backend = backend
     }
@@ -39,7 +41,18 @@ final class EventPrinter {
         }
         switch format {
         case .jsonl:
-            codec.withLines(events, profile: profile, backend: backend) { output.write($0) }
+            // An error's hint is for a person too (a script shows it): its commands run as printed.
+            if !invocation.globalArguments.isEmpty, events.contains(where: { $0.type == .error && $0.data["hint"] != nil }) {
+                let rewritten = events.map { event in
+                    guard event.type == .error, let hint = event.data["hint"]?.string else { return event }
+                    var event = event
+                    event.data["hint"] = .string(invocation.rewritingCommands(in: hint))
+                    return event
+                }
+                codec.withLines(rewritten, profile: profile, backend: backend) { output.write($0) }
+            } else {
+                codec.withLines(events, profile: profile, backend: backend) { output.write($0) }
+            }
         case .text:
             var text = ""
             for event in events {
