@@ -166,7 +166,9 @@ struct TextRenderer {
         let id = data["id"]?.string ?? "?"
         let risk = data["risk"]?.string ?? "?"
         let riskText = risk == "high" ? style.red(risk) : risk == "medium" ? style.yellow(risk) : style.green(risk)
-        var text = style.inverse(" APPROVAL ") + " " + style.bold(data["title"]?.string ?? data["kind"]?.string ?? "request")
+        let isQuestion = data["kind"]?.string == Approval.Kind.question.rawValue
+        let title = data["title"]?.string ?? data["kind"]?.string ?? "request"
+        var text = style.inverse(isQuestion ? " QUESTION " : " APPROVAL ") + " " + style.bold(title)
             + " [risk \(riskText)]"
         if let command = data["command"]?.string { text += "\n    command: \(command)" }
         if let patterns = data["patterns"]?.array, !patterns.isEmpty {
@@ -175,8 +177,8 @@ struct TextRenderer {
         if let cwd = data["cwd"]?.string { text += "\n    cwd: \(cwd)" }
         if let reason = data["reason"]?.string { text += "\n    reason: \(reason)" }
         text += "\n    id: \(id)"
-        if data["kind"]?.string == Approval.Kind.question.rawValue {
-            return line(text + questionLines(id: id, QuestionForm(data["questions"])))
+        if isQuestion {
+            return line(text + questionLines(id: id, title: title, QuestionForm(data["questions"])))
         }
         let options = data["options"]?.array?.compactMap(\.string) ?? []
         if options.isEmpty {
@@ -194,14 +196,17 @@ struct TextRenderer {
     }
 
     /// A question's choices, numbered, and the commands that answer or dismiss it.
-    private func questionLines(id: String, _ form: QuestionForm?) -> String {
+    private func questionLines(id: String, title: String, _ form: QuestionForm?) -> String {
         var text = ""
         guard let form else {
             return answersQuestions ? "\n    answer: " + style.cyan(invocation.command("approve \(shellQuote(id)) --answer TEXT")) : Self.unanswerable(style)
         }
         for (index, question) in form.questions.enumerated() {
             let number = form.questions.count > 1 ? "\(index + 1). " : ""
-            text += "\n    " + style.bold(number + question.text) + (question.multiple ? style.dim(" (one or more)") : "")
+            // One question is the title already: only its choices follow.
+            if form.questions.count > 1 || question.text != title || question.multiple {
+                text += "\n    " + style.bold(number + question.text) + (question.multiple ? style.dim(" (one or more)") : "")
+            }
             for (choice, label) in question.labels.enumerated() {
                 let about = question.descriptions[choice].map { style.dim(" — \($0)") } ?? ""
                 text += "\n      \(choice + 1)) \(label)\(about)"
