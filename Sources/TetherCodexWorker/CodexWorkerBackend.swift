@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import TetherCore
 import TetherNet
 
@@ -40,6 +41,8 @@ public struct CodexWorkerBackend: Backend {
     let configuration: Configuration
     let client: CodexWorkerClient
     let logger: Logger
+    /// Threads this process created: the worker lists a thread only after its first turn.
+    private let createdThreads = CreatedThreads()
 
     public init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
@@ -114,24 +117,25 @@ public struct CodexWorkerBackend: Backend {
             throw TetherError(.badData, "the Codex Worker created a thread but sent no threadId")
         }
         if session.title == nil { session.title = request.title }
+        createdThreads.note(session)
         return session
     }
 
     public func session(id: String) async throws -> Session {
         let sessions = try await listSessions(SessionListRequest(includeArchived: true))
         if let session = sessions.first(where: { $0.id == id }) { return session }
-        // New threads are not listed until their first turn: activating returns the thread.
-        let activated = try await api("reading thread \(id)") { try await client.post("/v1/threads/\(id)/activate", body: nil) }
-        guard let session = Self.session(from: activated["thread"] ?? .null) else {
-            throw TetherError(.notFound, "the Codex Worker knows no thread \(id)", hint: "`tether sessions list` shows the threads")
-        }
-        return session
+        // New threads are not listed until their first turn. Reading must not change the
+        // worker (`POST …/activate` would resume the thread with the worker's own policy): a
+        // thread this process created is known from its creation, any other is not found yet.
+        if let created = createdThreads[id] { return created }
+        throw TetherError(.notFound, "the Codex Worker lists no thread \(id)",
+                          hint: "a new thread is listed once it has had a turn; `tether sessions list` shows the threads")
     }
 
     public func setArchived(_ archived: Bool, session: String) async throws -> Session {
         let verb = archived ? "archive" : "unarchive"
         do {
-            _ = try await client.post("/v1/threads/\(session)/\(verb)", body: nil)
+            _ = try await client.post("/v1/threads/\(PathSegment(session, what: "thread id"))/\(verb)", body: nil)
         } catch let error as CodexWorkerClient.APIError where MissingRoute.matches(error) {
             throw MissingRoute(route: "POST /v1/threads/{id}/\(verb)", status: error.status, code: error.code, baseURL: configuration.baseURL)
                 .tetherError(doing: "\(verb) thread \(session)", hint: "this worker has no thread archive")
@@ -197,7 +201,7 @@ public struct CodexWorkerBackend: Backend {
         var envelopes: [JSONValue] = []
         var cursor: Int64 = -1
         while true {
-            let page = try await client.get("/v1/threads/\(thread)/events?cursor=\(cursor)&limit=200")
+            let page = try await client.get("/v1/threads/\(PathSegment(thread, what: "thread id"))/events?cursor=\(cursor)&limit=200")
             let data = page["data"]?.array ?? []
             envelopes += data
             guard page["hasMore"]?.bool == true, let next = page["nextCursor"]?.int, next > cursor, !data.isEmpty else { break }
@@ -232,7 +236,7 @@ public struct CodexWorkerBackend: Backend {
         var body: JSONObject = ["text": .string(request.text)]
         if let model = request.model { body["model"] = .string(model) }
         do {
-            let snapshot = try await client.post("/v1/threads/\(request.session)/turns", body: .object(body))
+            let snapshot = try await client.post("/v1/threads/\(PathSegment(request.session, what: "thread id"))/turns", body: .object(body))
             guard let job = snapshot["jobId"]?.string else {
                 throw TetherError(.badData, "the Codex Worker accepted the turn but sent no jobId")
             }
@@ -285,7 +289,7 @@ public struct CodexWorkerBackend: Backend {
         guard let job else {
             throw TetherError(.failed, "thread \(session) has no running turn to abort", hint: "`tether events --session \(session)` shows its turns")
         }
-        _ = try await api("cancelling job \(job)") { try await client.post("/v1/jobs/\(job)/cancel", body: nil) }
+        _ = try await api("cancelling job \(job)") { try await client.post("/v1/jobs/\(PathSegment(job, what: "job id"))/cancel", body: nil) }
     }
 
     // MARK: Approvals
@@ -310,7 +314,7 @@ public struct CodexWorkerBackend: Backend {
                 continue
             }
             guard let job = active else { continue }
-            let replay = try await api("reading job \(job)") { try await client.get("/v1/jobs/\(job)/events") }
+            let replay = try await api("reading job \(job)") { try await client.get("/v1/jobs/\(PathSegment(job, what: "job id"))/events") }
             var mapper = CodexWorkerEventMapper()
             mapper.noteThread(thread, job: job)
             for envelope in replay["data"]?.array ?? [] { _ = mapper.map(envelope) }
@@ -334,7 +338,7 @@ public struct CodexWorkerBackend: Backend {
         case .decline: body["decision"] = "decline"
         case .cancel: body["decision"] = "cancel"
         }
-        let result = try await api("answering approval \(id)") { try await client.post("/v1/jobs/\(job)/approve", body: .object(body)) }
+        let result = try await api("answering approval \(id)") { try await client.post("/v1/jobs/\(PathSegment(job, what: "job id"))/approve", body: .object(body)) }
         var event = Event.approvalResolved(id: id, session: nil, turn: job, decision: answer.decision.rawValue)
         if result["status"]?.string == "already_submitted" {
             // Idempotent: the first answer stands.
@@ -342,5 +346,18 @@ public struct CodexWorkerBackend: Backend {
             event.data["already_submitted"] = true
         }
         return event
+    }
+}
+
+/// The threads a backend created, by id (shared by its copies).
+final class CreatedThreads: Sendable {
+    private let threads = Mutex<[String: Session]>([:])
+
+    func note(_ session: Session) {
+        threads.withLock { $0[session.id] = session }
+    }
+
+    subscript(id: String) -> Session? {
+        threads.withLock { $0[id] }
     }
 }

@@ -29,7 +29,7 @@ struct CodexWorkerJobFollower: Sendable {
     /// (from its snapshot), when the worker gave one.
     @discardableResult
     func follow(mapper: inout CodexWorkerEventMapper, live: Bool, emit: ([Event]) async throws -> Void) async throws -> String? {
-        let snapshot = try await backend.api("reading job \(job)") { try await client.get("/v1/jobs/\(job)") }
+        let snapshot = try await backend.api("reading job \(job)") { try await client.get("/v1/jobs/\(PathSegment(job, what: "job id"))") }
         if let thread = thread ?? snapshot["threadId"]?.string { mapper.noteThread(thread, job: job) }
         let turn = snapshot["turnId"]?.string
         try await follow(snapshot: snapshot, mapper: &mapper, live: live, emit: emit)
@@ -78,14 +78,15 @@ struct CodexWorkerJobFollower: Sendable {
             return
         }
 
+        let jobSegment = try PathSegment(job, what: "job id")
         // nil after a 409: from the first retained event.
         var resumeAfter: Int64? = cursor
         while !Task.isCancelled {
             let start = resumeAfter.map(String.init)
             let source = EventSource(client: client.http, configuration: .init(
-                makeRequest: { [client, job] lastEventID in
+                makeRequest: { [client, jobSegment] lastEventID in
                     let query = (lastEventID ?? start).map { "?cursor=\($0)" } ?? ""
-                    return HTTPRequest(.get, client.url("/v1/jobs/\(job)/events\(query)"),
+                    return HTTPRequest(.get, client.url("/v1/jobs/\(jobSegment)/events\(query)"),
                                        headers: [("Accept", "text/event-stream")], authorization: client.authorization)
                 },
                 liveness: backend.configuration.streamLiveness,
@@ -211,9 +212,9 @@ struct CodexWorkerJobFollower: Sendable {
         let page: JSONValue
         do {
             do {
-                page = try await client.get("/v1/jobs/\(job)/events?cursor=\(cursor)")
+                page = try await client.get("/v1/jobs/\(PathSegment(job, what: "job id"))/events?cursor=\(cursor)")
             } catch let error as CodexWorkerClient.APIError where error.code == "CURSOR_EXPIRED" {
-                page = try await client.get("/v1/jobs/\(job)/events")
+                page = try await client.get("/v1/jobs/\(PathSegment(job, what: "job id"))/events")
             }
         } catch let error as CodexWorkerClient.APIError {
             throw client.tetherError(error, doing: "reading job \(job)")

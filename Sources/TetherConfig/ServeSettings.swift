@@ -11,9 +11,15 @@ import TetherCore
 /// tokens = [{ env = "TETHER_SERVE_TOKEN" }]
 /// notify = { url = "https://ntfy.example/topic" }
 /// public_url = "https://phone-gateway.example"
+/// idle_timeout = 60          # seconds a connection may send nothing (or half a request)
+/// max_connections = 1024     # open client connections (never more than the descriptors allow)
+/// login_idle_days = 7        # a login cookie unused this long expires
+/// login_lifetime_days = 30   # and every login cookie expires this long after the login
+/// max_logins = 1000          # live login cookies; a new login past it ends the oldest
 /// ```
 public struct ServeSettings: Sendable, Equatable {
-    public static let keys = ["listen", "db", "retain_days", "tokens", "notify", "public_url"]
+    public static let keys = ["listen", "db", "retain_days", "tokens", "notify", "public_url",
+                              "idle_timeout", "max_connections", "login_idle_days", "login_lifetime_days", "max_logins"]
 
     /// Read with the same rules as `--listen` (`HostPort(listening:)`).
     public var listen: HostPort?
@@ -23,6 +29,11 @@ public struct ServeSettings: Sendable, Equatable {
     public var notifyURL: URL?
     public var notifyCommand: [String]?
     public var publicURL: URL?
+    public var idleTimeout: Duration?
+    public var maxConnections: Int?
+    public var loginIdleDays: Double?
+    public var loginLifetimeDays: Double?
+    public var maxLogins: Int?
 
     public init(listen: HostPort? = nil, db: String? = nil, retainDays: Double? = nil, tokens: [ConfiguredSecret] = [],
                 notifyURL: URL? = nil, notifyCommand: [String]? = nil, publicURL: URL? = nil) {
@@ -48,6 +59,11 @@ public struct ServeSettings: Sendable, Equatable {
         retainDays = try table.number("retain_days", in: 0.0001...36_500, example: "7")
         tokens = try table.secrets("tokens") ?? []
         publicURL = try table.url("public_url", schemes: ["http", "https"], example: "\"https://gateway.example\"")
+        idleTimeout = try table.seconds("idle_timeout", in: 0.1...86_400, example: "60")
+        maxConnections = try table.integer("max_connections", in: 1...1_000_000, example: "1024")
+        loginIdleDays = try table.number("login_idle_days", in: 0.00001...36_500, example: "7")
+        loginLifetimeDays = try table.number("login_lifetime_days", in: 0.00001...36_500, example: "30")
+        maxLogins = try table.integer("max_logins", in: 1...1_000_000, example: "1000")
         if let notify = try table.table("notify", example: "notify = { url = \"https://ntfy.example/topic\" }") {
             try notify.rejectUnknownKeys(["url", "command"], in: "[serve] notify")
             notifyURL = try notify.url("url", schemes: ["http", "https"], example: "\"https://ntfy.example/topic\"")

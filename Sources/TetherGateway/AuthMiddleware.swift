@@ -1,4 +1,5 @@
 import Hummingbird
+import Logging
 
 /// Enforces the gateway's auth rules before any route runs: a bearer token, or a session cookie
 /// (whose state-changing requests must be JSON, which a cross-site form cannot send). The health
@@ -9,12 +10,15 @@ struct AuthMiddleware: RouterMiddleware {
     let auth: GatewayAuth
     /// Without tokens: which browsers may call (`OpenGatewayGuard`).
     let openGuard: OpenGatewayGuard
+    let failures: AuthFailureLimiter
+    let logger: Logger
 
     static let openPaths: Set<String> = Set(["/v1/health", "/v1/login"]).union(PageAssets.files.keys)
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if auth.isOpen {
-            if let problem = openGuard.problem(host: request.head.authority, origin: request.headers[.origin]) {
+            if let problem = openGuard.problem(host: request.head.authority, origin: request.headers[.origin],
+                                                fetchSite: request.headers[HTTPFields.fetchSite]) {
                 throw problem
             }
             return try await next(request, context)
@@ -22,10 +26,9 @@ struct AuthMiddleware: RouterMiddleware {
         if Self.openPaths.contains(request.uri.path) { return try await next(request, context) }
         // Another scheme (a proxy's basic auth in front of the page) is not ours: the cookie decides.
         if let authorization = request.headers[.authorization], let token = Self.bearer(authorization) {
-            guard auth.accepts(token: token) else {
-                throw ProblemDetails(.unauthorized, "the bearer token was refused",
-                                     detail: "send Authorization: Bearer TOKEN with one of the tokens in the [serve] table's tokens")
-            }
+            try Self.checkToken(token, from: context, auth: auth, failures: failures, logger: logger, refused: ProblemDetails(
+                .unauthorized, "the bearer token was refused",
+                detail: "send Authorization: Bearer TOKEN with one of the tokens in the [serve] table's tokens"))
             return try await next(request, context)
         }
         if let cookie = Self.cookie(GatewayAuth.cookieName, in: request.headers), auth.acceptsSession(cookie) {
@@ -39,6 +42,30 @@ struct AuthMiddleware: RouterMiddleware {
         }
         throw ProblemDetails(.unauthorized, "authentication required",
                              detail: "send Authorization: Bearer TOKEN, or log in with POST /v1/login {\"token\":…} for a session cookie")
+    }
+
+    /// Compares a presented token unless its client is locked out (429), and keeps the count of
+    /// wrong ones (`AuthFailureLimiter`); a refusal is logged with the client's address, never the token.
+    static func checkToken(_ token: String, from context: Context, auth: GatewayAuth, failures: AuthFailureLimiter,
+                           logger: Logger, refused: ProblemDetails) throws {
+        let client = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        if let wait = failures.retryAfter(client) {
+            var problem = ProblemDetails(.tooManyRequests, "too many wrong tokens from \(client)",
+                                         detail: "wait \(wait.wholeSeconds) s (Retry-After) and send one of the tokens in the [serve] table's tokens")
+            problem.retryAfter = wait.wholeSeconds
+            throw problem
+        }
+        guard auth.accepts(token: token) else {
+            switch failures.recordFailure(client) {
+            case .counted(let count):
+                logger.warning("refused a wrong token", metadata: ["client": "\(client)", "failures": "\(count)"])
+            case .lockedOut(let count, let lockout):
+                logger.warning("refused a wrong token; the client waits before its next try",
+                               metadata: ["client": "\(client)", "failures": "\(count)", "wait_s": "\(lockout.wholeSeconds)"])
+            }
+            throw refused
+        }
+        failures.recordSuccess(client)
     }
 
     static func bearer(_ header: String) -> String? {

@@ -26,10 +26,7 @@ public final class EventLog: Sendable {
         precondition(retiredDedupLimit > 0, "keep at least one retired dedup key")
         self.logger = logger
         self.retiredDedupLimit = retiredDedupLimit
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        }
+        try PrivateFile.prepare(path, logger: logger)
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // WAL makes a commit durable across a crash of this process without an fsync each time.

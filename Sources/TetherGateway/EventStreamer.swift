@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import Synchronization
 import TetherCore
 
@@ -24,10 +25,17 @@ public struct EventStreamer: Sendable {
         self.stallLimit = stallLimit
     }
 
-    /// Writes SSE text through `write` until the subscription ends (shutdown, overflow) or `write`
-    /// throws (the client went away). `subscription` must come from `journal.broadcast.subscribe()`
-    /// before this is called, so live events that arrive during the replay are not lost.
-    public func stream(_ subscription: EventSubscription, write unguarded: (String) async throws -> Void) async throws {
+    /// The live subscription a stream reads: made before the replay reads the log, so events
+    /// appended meanwhile are not lost; the broadcast applies the filter, so events this client
+    /// does not want never wake it.
+    public func subscribe() -> EventSubscription {
+        journal.broadcast.subscribe(matching: filter)
+    }
+
+    /// Writes SSE frames through `write` (several buffers make one write) until the subscription
+    /// ends (shutdown, overflow) or `write` throws (the client went away). `subscription` must
+    /// come from `subscribe()` (or `journal.broadcast.subscribe()`) before this is called.
+    public func stream(_ subscription: EventSubscription, write unguarded: ([ByteBuffer]) async throws -> Void) async throws {
         let heartbeats = Task { [heartbeatInterval] in
             while !Task.isCancelled {
                 try await Task.sleep(for: heartbeatInterval)
@@ -49,10 +57,13 @@ public struct EventStreamer: Sendable {
             watchdog.cancel()
             subscription.cancel()
         }
-        func write(_ text: String) async throws {
+        func write(_ buffers: [ByteBuffer]) async throws {
             pending.started = ContinuousClock.now
             defer { pending.started = nil }
-            try await unguarded(text)
+            try await unguarded(buffers)
+        }
+        func write(_ text: String) async throws {
+            try await write([ByteBuffer(string: text)])
         }
         var lastSent: Int64
         switch cursor {
@@ -82,18 +93,50 @@ public struct EventStreamer: Sendable {
                 lastSent = last.seq
             }
         }
-        for await delivery in subscription.deliveries {
-            switch delivery {
-            case .heartbeat:
-                try await write(SSEFrame.heartbeat)
-            case .event(let event):
-                subscription.consumed(event)
-                guard event.seq > lastSent else { continue }
-                lastSent = event.seq
-                guard filter.matches(event) else { continue }
-                try await write(SSEFrame.event(event))
+        // Whatever arrived since the last write goes out in one write: the frames as the
+        // broadcast encoded them (one alone is shared with every other client, not copied).
+        var frames: [ByteBuffer] = []
+        while let batch = await subscription.next() {
+            frames.removeAll(keepingCapacity: true)
+            for delivery in batch {
+                switch delivery {
+                case .heartbeat:
+                    frames.append(Self.heartbeatFrame)
+                case .event(let event, let frame):
+                    guard event.seq > lastSent else { continue }
+                    lastSent = event.seq
+                    guard filter.matches(event) else { continue }
+                    frames.append(frame)
+                }
             }
+            guard !frames.isEmpty else { continue }
+            try await write(Self.coalesced(frames))
         }
+    }
+
+    static let heartbeatFrame = ByteBuffer(string: SSEFrame.heartbeat)
+
+    /// Small frames copied into one buffer (the response's chunked encoding and the socket cost
+    /// a little for each buffer); a large one (a `part.completed` holding a whole message) stays
+    /// the shared buffer it is, so a thousand clients do not each hold a copy of it.
+    static func coalesced(_ frames: [ByteBuffer], copyingBelow limit: Int = 4096) -> [ByteBuffer] {
+        guard frames.count > 1 else { return frames }
+        var result: [ByteBuffer] = []
+        var small = ByteBuffer()
+        for frame in frames {
+            if frame.readableBytes < limit {
+                var frame = frame
+                small.writeBuffer(&frame)
+                continue
+            }
+            if small.readableBytes > 0 {
+                result.append(small)
+                small = ByteBuffer()
+            }
+            result.append(frame)
+        }
+        if small.readableBytes > 0 { result.append(small) }
+        return result
     }
 
     /// The `cursor_expired` event a replay from `cursor` owes before `page` (read after it),

@@ -32,7 +32,17 @@ public struct Gateway: Sendable {
         for subscription in subscriptions where subscription.streamsPerSession {
             follows[subscription.profile.name] = subscription.sessionFollows
         }
-        let api = GatewayAPI(profiles: profiles, journal: journal, auth: GatewayAuth(tokens: configuration.tokens),
+        let auth = GatewayAuth(tokens: configuration.tokens, limits: configuration.logins)
+        if auth.shortTokenCount > 0 {
+            let count = auth.shortTokenCount
+            logger.warning("\(count) of the [serve] table's tokens \(count == 1 ? "is" : "are") shorter than \(GatewayAuth.shortTokenBytes) bytes and can be guessed; use long random ones, e.g. `openssl rand -hex 32`")
+        }
+        let budget = ConnectionBudget(maxConnections: configuration.maxConnections, profiles: profiles.count,
+                                      descriptorLimit: ConnectionBudget.raiseDescriptorLimit())
+        if let descriptors = budget.descriptorLimit {
+            logger.notice("at most \(budget.limit) client connections: the descriptor limit is \(descriptors) (raise it with ulimit -n)")
+        }
+        let api = GatewayAPI(profiles: profiles, journal: journal, auth: auth, authFailures: AuthFailureLimiter(),
                              openGuard: OpenGatewayGuard(publicURL: configuration.publicURL),
                              approvals: ApprovalDesk(journal: journal, logger: logger), heartbeat: configuration.heartbeat,
                              version: configuration.version,
@@ -45,12 +55,14 @@ public struct Gateway: Sendable {
         } else if let command = configuration.notifyCommand, !command.isEmpty {
             ApprovalPush(target: .command(command), publicURL: configuration.publicURL, log: log, logger: logger).attach(to: journal)
         }
-        let background = GatewayBackground(subscriptions: subscriptions, retention: retention, broadcast: journal.broadcast)
+        let background = GatewayBackground(subscriptions: subscriptions, retention: retention, broadcast: journal.broadcast, auth: auth)
         let listen = configuration.listen
         let listening = ListeningFlag()
         let app = Application(
             router: api.router(),
-            configuration: .init(address: .hostname(listen.host, port: listen.port), serverName: nil),
+            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
+            configuration: .init(address: .hostname(listen.host, port: listen.port), serverName: nil,
+                                 availableConnectionsDelegate: ConnectionLimit(budget: budget, logger: logger)),
             onServerRunning: { channel in
                 listening.set()
                 onListening(listen.url(boundPort: channel.localAddress?.port ?? listen.port))
@@ -83,11 +95,16 @@ struct GatewayBackground: Service {
     let subscriptions: [ProfileSubscription]
     let retention: RetentionSchedule
     let broadcast: EventBroadcast
+    let auth: GatewayAuth
 
     func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             for subscription in subscriptions { group.addTask { await subscription.run() } }
             group.addTask { await retention.run() }
+            group.addTask {
+                // Expired logins' streams are closed within a minute of the expiry.
+                while (try? await Task.sleep(for: .seconds(min(60, auth.limits.idle.wholeSeconds)))) != nil { auth.sweep() }
+            }
             try? await gracefulShutdown()
             broadcast.closeAll()
             group.cancelAll()

@@ -9,7 +9,11 @@ extension GatewayAPI {
         JSONResponse.ok(["status": "ok", "version": .string(version)])
     }
 
-    func login(_ request: Request) async throws -> Response {
+    func login(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        guard AuthMiddleware.isJSON(request.headers[.contentType]) else {
+            throw ProblemDetails(.unsupportedMediaType, "a login must be JSON",
+                                 detail: "send Content-Type: application/json with {\"token\":\"…\"}")
+        }
         let body = try await JSONRequest.object(request)
         guard let token = body["token"]?.string, !token.isEmpty else {
             throw ProblemDetails(.badRequest, "no token in the login request", detail: "send {\"token\":\"…\"} as JSON")
@@ -17,10 +21,8 @@ extension GatewayAPI {
         guard !auth.isOpen else {
             return JSONResponse.ok(["authenticated": true])
         }
-        guard auth.accepts(token: token) else {
-            throw ProblemDetails(.unauthorized, "the token was refused",
-                                 detail: "use one of the tokens in the gateway's [serve] table")
-        }
+        try AuthMiddleware.checkToken(token, from: context, auth: auth, failures: authFailures, logger: logger, refused: ProblemDetails(
+            .unauthorized, "the token was refused", detail: "use one of the tokens in the gateway's [serve] table"))
         var response = JSONResponse.ok(["authenticated": true])
         response.headers[.setCookie] = Self.cookie(auth.openSession(), secure: Self.cameOverHTTPS(request), maxAge: nil)
         return response

@@ -41,7 +41,7 @@ extension GatewayAPI {
     func answer(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let profile = try profile(context)
         try require(.approvals, "approvals", of: profile)
-        let id = context.parameters.get("approval") ?? ""
+        let id = try pathID("approval", context)
         let body = try await JSONRequest.object(request)
         guard let name = body["decision"]?.string, let decision = Decision(rawValue: name) else {
             throw ProblemDetails(.badRequest, "no valid decision",
@@ -53,6 +53,12 @@ extension GatewayAPI {
                 throw ProblemDetails(.badRequest, "amendment must be an array of strings", detail: "send \"amendment\":[\"argv0\",\"arg\",…]")
             }
             amendment = items
+        }
+        // An amendment belongs to its decision: with another one it would be dropped, and the
+        // original command accepted, without a word.
+        if !amendment.isEmpty, decision != .acceptWithAmendment {
+            throw ProblemDetails(.badRequest, "an amendment goes with the decision accept_with_amendment only",
+                                 detail: "send {\"decision\":\"accept_with_amendment\",\"amendment\":[…]}, or drop the amendment")
         }
         let line = try await approvals.answer(ApprovalAnswer(decision: decision, amendment: amendment), approval: id, profile: profile)
         return JSONResponse.raw(line)

@@ -16,12 +16,21 @@ extension GatewayAPI {
         let cursor = try EventStreamCursor.parse(lastEventID: request.headers[HTTPFields.lastEventID], since: query.get("since"))
         let streamer = EventStreamer(journal: journal, filter: filter(request), cursor: cursor, heartbeat: heartbeat)
         // Subscribed now, before the replay is read, so nothing appended meanwhile is missed.
-        let subscription = journal.broadcast.subscribe()
+        let subscription = streamer.subscribe()
         let channel = context.channel
         let logger = logger
         subscription.onOverflow {
             logger.notice("closing a slow event-stream client; it resumes from the log with Last-Event-ID")
             channel.close(promise: nil)
+        }
+        // A stream opened with a login cookie ends with the login (logout, expiry).
+        if let cookie = context.sessionCookie {
+            guard let registration = auth.attachStream(to: cookie, close: { channel.close(promise: nil) }) else {
+                subscription.cancel()
+                throw ProblemDetails(.unauthorized, "the login ended", detail: "log in again with POST /v1/login")
+            }
+            let auth = auth
+            channel.closeFuture.whenComplete { _ in auth.forget(registration) }
         }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
@@ -29,8 +38,8 @@ extension GatewayAPI {
         // Tells nginx-style proxies not to buffer the stream.
         headers[HTTPFields.accelBuffering] = "no"
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            try await streamer.stream(subscription) { text in
-                try await writer.write(ByteBuffer(string: text))
+            try await streamer.stream(subscription) { frames in
+                try await writer.write(contentsOf: frames)
             }
             try await writer.finish(nil)
         })
@@ -62,7 +71,7 @@ extension GatewayAPI {
             found = try log.events(after: since, matching: filter, limit: limit - 1)
         }
         if found.isEmpty, items.isEmpty, wait > 0 {
-            let subscription = journal.broadcast.subscribe()
+            let subscription = journal.broadcast.subscribe(matching: filter)
             defer { subscription.cancel() }
             // Read again after subscribing: an event appended in between is in one of the two.
             found = try log.events(after: since, matching: filter, limit: limit)
@@ -79,11 +88,8 @@ extension GatewayAPI {
     static func firstMatch(in subscription: EventSubscription, after since: Int64, filter: EventQuery, within timeout: Duration) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                for await delivery in subscription.deliveries {
-                    if case .event(let event) = delivery {
-                        subscription.consumed(event)
-                        if event.seq > since, filter.matches(event) { return true }
-                    }
+                while let batch = await subscription.next() {
+                    for case .event(let event, _) in batch where event.seq > since && filter.matches(event) { return true }
                 }
                 return false
             }

@@ -25,7 +25,7 @@ extension GatewayAPI {
 
     func readNotification(_ context: GatewayRequestContext) async throws -> Response {
         let (profile, backend) = try notificationBackend(context)
-        let id = context.parameters.get("notification") ?? ""
+        let id = try pathID("notification", context)
         let result = try await calling("marking notification \(id) read in \(profile.name)") { try await backend.markRead(ids: [id]) }
         return JSONResponse.ok(.object(result))
     }

@@ -4,14 +4,15 @@ extension GatewayAPI {
     /// Every route of the contract's table, behind the problem and auth middleware.
     func router() -> Router<GatewayRequestContext> {
         let router = Router(context: GatewayRequestContext.self)
+        router.add(middleware: RequestHygieneMiddleware())
         router.add(middleware: ProblemMiddleware(logger: logger))
-        router.add(middleware: AuthMiddleware(auth: auth, openGuard: openGuard))
+        router.add(middleware: AuthMiddleware(auth: auth, openGuard: openGuard, failures: authFailures, logger: logger))
 
         for (path, asset) in PageAssets.files {
             router.get(RouterPath(path)) { _, _ in PageAssets.response(asset) }
         }
         router.get("/v1/health") { _, _ in health() }
-        router.post("/v1/login") { request, _ in try await login(request) }
+        router.post("/v1/login") { request, context in try await login(request, context: context) }
         router.post("/v1/logout") { request, context in try await logout(request, context: context) }
         router.get("/v1/openapi.json") { _, _ in JSONResponse.raw(OpenAPIDocument.json) }
 

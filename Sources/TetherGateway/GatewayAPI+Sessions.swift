@@ -3,8 +3,8 @@ import TetherCore
 
 /// Sessions, history, turns and abort of one profile.
 extension GatewayAPI {
-    func session(_ context: GatewayRequestContext) -> String {
-        context.parameters.get("session") ?? ""
+    func session(_ context: GatewayRequestContext) throws -> String {
+        try pathID("session", context)
     }
 
     func listSessions(_ context: GatewayRequestContext) async throws -> Response {
@@ -30,7 +30,7 @@ extension GatewayAPI {
     func showSession(_ context: GatewayRequestContext) async throws -> Response {
         let profile = try profile(context)
         try require(.sessions, "reading sessions", of: profile)
-        let id = session(context)
+        let id = try session(context)
         let found = try await calling("reading session \(id) of \(profile.name)") { try await profile.backend.session(id: id) }
         return JSONResponse.ok(found.json)
     }
@@ -38,7 +38,7 @@ extension GatewayAPI {
     func history(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let profile = try profile(context)
         try require(.history, "history", of: profile)
-        let id = session(context)
+        let id = try session(context)
         let limit = try request.uri.queryParameters.get("limit").map {
             try Self.integer($0, name: "limit", default: 0, range: 1...100_000)
         }
@@ -51,7 +51,7 @@ extension GatewayAPI {
     func startTurn(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let profile = try profile(context)
         try require(.send, "starting turns", of: profile)
-        let id = session(context)
+        let id = try session(context)
         let body = try await JSONRequest.object(request)
         guard let text = body["text"]?.string, !text.isEmpty else {
             throw ProblemDetails(.badRequest, "no prompt text", detail: "send {\"text\":\"…\"} (and optionally \"model\")")
@@ -70,7 +70,7 @@ extension GatewayAPI {
     func abort(_ context: GatewayRequestContext) async throws -> Response {
         let profile = try profile(context)
         try require(.abort, "aborting turns", of: profile)
-        let id = session(context)
+        let id = try session(context)
         try await calling("aborting the turn in session \(id)") { try await profile.backend.abort(session: id, turn: nil) }
         return JSONResponse.ok(["session": .string(id)], status: .accepted)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 import TetherCore
@@ -8,6 +9,8 @@ struct GatewayAPI: Sendable {
     let profiles: [ServedProfile]
     let journal: EventJournal
     let auth: GatewayAuth
+    /// Wrong tokens per client address (bearer and login alike).
+    let authFailures: AuthFailureLimiter
     let openGuard: OpenGatewayGuard
     let approvals: ApprovalDesk
     let heartbeat: Duration
@@ -23,6 +26,23 @@ struct GatewayAPI: Sendable {
                                  detail: "GET /v1/profiles lists the profiles this gateway serves")
         }
         return profile
+    }
+
+    /// The id a route names in its path (`{session}`, `{approval}`, …). It becomes a segment of
+    /// the backend's URL, sent with the backend's credentials: a dot segment (`.`, `..`), whole or
+    /// as a part of a composite id, would name another route there, so it is refused here.
+    /// The router hands the segment over as sent: it is percent-decoded here, once.
+    func pathID(_ parameter: String, _ context: GatewayRequestContext) throws -> String {
+        let sent = context.parameters.get(parameter) ?? ""
+        guard let id = sent.removingPercentEncoding else {
+            throw ProblemDetails(.badRequest, "the \(parameter) id \"\(sent)\" is not percent-encoded correctly",
+                                 detail: "encode each byte of the id that is not a letter, a digit or -._~ as %XX")
+        }
+        guard !id.isEmpty, !CompositeID.hasDotSegment(id) else {
+            throw ProblemDetails(.badRequest, "\"\(id)\" is not a valid \(parameter) id",
+                                 detail: "an id is one path segment as the backend gave it; \".\" and \"..\" are refused")
+        }
+        return id
     }
 
     func require(_ capability: BackendCapabilities, _ what: String, of profile: ServedProfile) throws {

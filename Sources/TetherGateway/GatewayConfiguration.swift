@@ -14,6 +14,14 @@ public struct GatewayConfiguration: Sendable {
     /// What `GET /v1/health` reports as the version.
     public var version = "unknown"
     public var heartbeat: Duration = .seconds(15)
+    /// How long a client connection may send nothing, or sit on half a request, before it is
+    /// closed (a response being streamed, an event stream, is not idle).
+    public var idleTimeout: Duration = .seconds(60)
+    /// At most this many client connections at once; lowered at start to what the descriptor
+    /// limit leaves after the subscriptions' reserve (`ConnectionBudget`).
+    public var maxConnections = 1024
+    /// Login cookies: how long one may go unused, how long one lives at most, how many live at once.
+    public var logins = GatewayAuth.LoginLimits()
     public var retentionFirstRun: Duration = .seconds(5)
     public var retentionInterval: Duration = .seconds(3600)
 

@@ -9,4 +9,7 @@ extension HTTPFields {
     static let unavailableProfiles = HTTPField.Name("Tether-Unavailable-Profiles")!
     static let accelBuffering = HTTPField.Name("X-Accel-Buffering")!
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+    /// Where a browser's request came from (`cross-site`, `same-site`, `same-origin`, `none`).
+    static let fetchSite = HTTPField.Name("Sec-Fetch-Site")!
+    static let retryAfter = HTTPField.Name("Retry-After")!
 }

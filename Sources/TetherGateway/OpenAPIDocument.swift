@@ -7,7 +7,7 @@ enum OpenAPIDocument {
   "info": {
     "title": "Tether gateway",
     "version": "1",
-    "description": "`tether serve`: one API over every configured profile, backed by a durable event log. Events are schema-v1 JSON lines (see the project's adapters.md); every event in the log has a `seq` that only grows, so a client resumes with `Last-Event-ID` (or `since`) and gets every event it missed, once, in order. Errors are RFC 7807 problem+json with a `code`. Without tokens (loopback only), a request carrying another site's `Origin`, or a `Host` that is not an IP address, localhost or public_url's host, gets 403."
+    "description": "`tether serve`: one API over every configured profile, backed by a durable event log. Events are schema-v1 JSON lines (see the project's adapters.md); every event in the log has a `seq` that only grows, so a client resumes with `Last-Event-ID` (or `since`) and gets every event it missed, once, in order. Errors are RFC 7807 problem+json with a `code`. Without tokens (loopback only), a request carrying another site's `Origin`, or a `Host` that is not an IP address, localhost or public_url's host, gets 403. Without tokens, a request a browser marks `Sec-Fetch-Site: cross-site` or `same-site` gets 403 too. Every request carries exactly one `Host` header (else 400). A client that sent more than 5 wrong tokens waits before each further try (429 with `Retry-After`); its tokens are not compared meanwhile. An id in a path is one segment: `.` and `..`, whole or as a part of a composite id (`A~B`), get 400. Login cookies end after `login_idle_days` unused, `login_lifetime_days` after the login, or past `max_logins`, and the event streams opened with one end with it."
   },
   "servers": [
     {
@@ -141,6 +141,12 @@ enum OpenAPIDocument {
           },
           "413": {
             "$ref": "#/components/responses/BodyTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           }
         },
         "requestBody": {
@@ -191,6 +197,9 @@ enum OpenAPIDocument {
           },
           "413": {
             "$ref": "#/components/responses/BodyTooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           }
         },
         "requestBody": {
@@ -222,6 +231,9 @@ enum OpenAPIDocument {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           }
         }
       }
@@ -246,6 +258,9 @@ enum OpenAPIDocument {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           }
         }
       }
@@ -275,6 +290,9 @@ enum OpenAPIDocument {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           }
         },
         "parameters": [
@@ -409,6 +427,9 @@ enum OpenAPIDocument {
           "422": {
             "$ref": "#/components/responses/BackendRefused"
           },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
           "502": {
             "$ref": "#/components/responses/BackendUnavailable"
           },
@@ -472,6 +493,9 @@ enum OpenAPIDocument {
           "422": {
             "$ref": "#/components/responses/BackendRefused"
           },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
           "502": {
             "$ref": "#/components/responses/BackendUnavailable"
           },
@@ -497,20 +521,23 @@ enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/BadRequest"
           },
-          "403": {
-            "$ref": "#/components/responses/Forbidden"
-          },
-          "413": {
-            "$ref": "#/components/responses/BodyTooLarge"
-          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "413": {
+            "$ref": "#/components/responses/BodyTooLarge"
+          },
           "422": {
             "$ref": "#/components/responses/BackendRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           },
           "502": {
             "$ref": "#/components/responses/BackendUnavailable"
@@ -574,6 +601,9 @@ enum OpenAPIDocument {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -582,6 +612,9 @@ enum OpenAPIDocument {
           },
           "422": {
             "$ref": "#/components/responses/BackendRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           },
           "502": {
             "$ref": "#/components/responses/BackendUnavailable"
@@ -641,6 +674,9 @@ enum OpenAPIDocument {
           },
           "422": {
             "$ref": "#/components/responses/BackendRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           },
           "502": {
             "$ref": "#/components/responses/BackendUnavailable"
@@ -702,20 +738,23 @@ enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/BadRequest"
           },
-          "403": {
-            "$ref": "#/components/responses/Forbidden"
-          },
-          "413": {
-            "$ref": "#/components/responses/BodyTooLarge"
-          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "413": {
+            "$ref": "#/components/responses/BodyTooLarge"
+          },
           "422": {
             "$ref": "#/components/responses/BackendRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           },
           "502": {
             "$ref": "#/components/responses/BackendUnavailable"
@@ -791,17 +830,23 @@ enum OpenAPIDocument {
               }
             }
           },
-          "403": {
-            "$ref": "#/components/responses/Forbidden"
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
           "422": {
             "$ref": "#/components/responses/BackendRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           },
           "502": {
             "$ref": "#/components/responses/BackendUnavailable"
@@ -850,8 +895,14 @@ enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/BadRequest"
           },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
@@ -859,14 +910,11 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/BodyTooLarge"
           },
-          "401": {
-            "$ref": "#/components/responses/Unauthorized"
-          },
-          "404": {
-            "$ref": "#/components/responses/NotFound"
-          },
           "422": {
             "$ref": "#/components/responses/BackendRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           },
           "502": {
             "$ref": "#/components/responses/BackendUnavailable"
@@ -949,6 +997,9 @@ enum OpenAPIDocument {
           "422": {
             "$ref": "#/components/responses/BackendRefused"
           },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
           "502": {
             "$ref": "#/components/responses/BackendUnavailable"
           },
@@ -1015,17 +1066,23 @@ enum OpenAPIDocument {
               }
             }
           },
-          "403": {
-            "$ref": "#/components/responses/Forbidden"
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
           "422": {
             "$ref": "#/components/responses/BackendRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           },
           "502": {
             "$ref": "#/components/responses/BackendUnavailable"
@@ -1062,17 +1119,20 @@ enum OpenAPIDocument {
               }
             }
           },
-          "403": {
-            "$ref": "#/components/responses/Forbidden"
-          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
           "422": {
             "$ref": "#/components/responses/BackendRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
           },
           "502": {
             "$ref": "#/components/responses/BackendUnavailable"
@@ -1181,6 +1241,35 @@ enum OpenAPIDocument {
       },
       "BackendTimedOut": {
         "description": "the backend timed out",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "TooManyRequests": {
+        "description": "too many wrong tokens from this client: wait the seconds Retry-After says",
+        "headers": {
+          "Retry-After": {
+            "description": "seconds to wait before the next try",
+            "schema": {
+              "type": "integer",
+              "minimum": 1
+            }
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "UnsupportedMediaType": {
+        "description": "the body must be application/json",
         "content": {
           "application/problem+json": {
             "schema": {

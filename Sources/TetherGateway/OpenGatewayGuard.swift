@@ -9,7 +9,11 @@ import TetherCore
 /// - DNS rebinding makes the gateway same-origin with such a page (its name resolves to
 ///   127.0.0.1): the `Host` is then that name, refused unless it is an IP address,
 ///   `localhost`, or `public_url`'s host.
-/// Clients that are not browsers send no `Origin` and the address they dialled as `Host`.
+/// - a cross-site `<img>`, `<script>` or link is a GET that carries no `Origin` at all: the
+///   browser's `Sec-Fetch-Site` says where it came from, and `cross-site` or `same-site` (another
+///   port or subdomain of the same site) is refused.
+/// Clients that are not browsers send no `Origin` and no `Sec-Fetch-Site`, and the address they
+/// dialled as `Host`.
 struct OpenGatewayGuard: Sendable {
     /// `public_url`'s host, lowercased: the name a proxy in front of the gateway is reached by.
     let publicHost: String?
@@ -19,7 +23,12 @@ struct OpenGatewayGuard: Sendable {
     }
 
     /// Why the request is refused, nil when it may go on.
-    func problem(host: String?, origin: String?) -> ProblemDetails? {
+    func problem(host: String?, origin: String?, fetchSite: String? = nil) -> ProblemDetails? {
+        if let fetchSite, Self.foreignFetchSites.contains(fetchSite.lowercased()) {
+            return ProblemDetails(.forbidden, "a request from another site (Sec-Fetch-Site: \(fetchSite)) may not use this gateway",
+                                  detail: "without tokens only the gateway's own page may call it from a browser; "
+                                      + "add tokens to the [serve] table to let other pages in")
+        }
         // An empty Host is allowed for a request with no authority (RFC 9112 §3.2): no name to check.
         if let host, !host.isEmpty {
             // The port does not matter for the name; a Host that does not parse is not checked
@@ -52,6 +61,10 @@ struct OpenGatewayGuard: Sendable {
         if originHost.hasPrefix("[") { originHost = String(originHost.dropFirst().dropLast()) }
         return requested == HostPort(host: originHost, port: url.port ?? defaultPort)
     }
+
+    /// `Sec-Fetch-Site` values of a request another site started (`same-origin` and `none`, a
+    /// typed URL or a bookmark, are the gateway's own).
+    static let foreignFetchSites: Set<String> = ["cross-site", "same-site"]
 
     private func allows(_ name: String) -> Bool {
         name == "localhost" || name == publicHost || Self.isIPAddress(name)

@@ -20,12 +20,17 @@ public struct ProblemDetails: Error, HTTPResponseError, CustomStringConvertible 
         public static let payloadTooLarge = Kind(status: .contentTooLarge, code: "bad_request")
         public static let internalError = Kind(status: .internalServerError, code: "internal")
         public static let methodNotAllowed = Kind(status: .methodNotAllowed, code: "bad_request")
+        public static let unsupportedMediaType = Kind(status: .unsupportedMediaType, code: "bad_request")
+        /// Too many failed logins from one client: it waits (`Retry-After`).
+        public static let tooManyRequests = Kind(status: .tooManyRequests, code: "too_many_requests")
     }
 
     public let kind: Kind
     public let title: String
     public let detail: String
     public var extra: JSONObject
+    /// `Retry-After`, in seconds (a 429).
+    public var retryAfter: Int?
 
     public init(_ kind: Kind, _ title: String, detail: String, extra: JSONObject = [:]) {
         self.kind = kind
@@ -55,6 +60,7 @@ public struct ProblemDetails: Error, HTTPResponseError, CustomStringConvertible 
         var headers = HTTPFields()
         headers[.contentType] = "application/problem+json"
         if kind.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"tether\"" }
+        if let retryAfter { headers[HTTPFields.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: json.serialized)))
     }
 

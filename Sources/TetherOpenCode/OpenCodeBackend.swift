@@ -117,8 +117,9 @@ public struct OpenCodeBackend: Backend {
         }
     }
 
-    static func escape(_ id: String) -> String {
-        id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? id
+    /// An id as one path segment of the server's URL (`PathSegment`: `.` and `..` refused).
+    static func escape(_ id: String) throws(TetherError) -> PathSegment {
+        try PathSegment(id)
     }
 
     // MARK: History

@@ -35,6 +35,9 @@ struct Tether: AsyncParsableCommand {
     /// Before anything touches OpenSSL (a tunnel's libssh2 comes before libcurl): network
     /// threads may still be ending when a command returns, so OpenSSL must not clean up at exit.
     static func main() async {
+        // Whatever Tether writes (the gateway's log, cursors, the offline queue, pins) holds
+        // prompts, transcripts or keys: created for the owner alone, whatever the shell's umask.
+        umask(0o077)
         OpenSSLExitCleanup.disable()
         if let problem = CommandSuggestion.problem(in: Array(CommandLine.arguments.dropFirst())) {
             LineOutput.standardError.write("tether: \(problem)\n")

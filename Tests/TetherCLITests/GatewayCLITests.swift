@@ -69,10 +69,7 @@ import Glibc
     @Test func approvalsAnswerOnceAndSurviveARestart() async throws {
         try await withGateway { gateway in
             try await gateway.start()
-            let session = try await gateway.createSession()
-            try await gateway.startTurn(session, Self.approvalPrompt)
-            let requested = try await gateway.waitForLogged(Self.isType("approval.requested"))
-            let id = try #require(requested["data"]?["id"]?.string)
+            let (session, id) = try await gateway.requestApproval(Self.approvalPrompt)
             let pending = try await gateway.get("/v1/approvals?profile=oc")
             #expect(pending.json?.array?.compactMap { $0["data"]?["id"]?.string } == [id])
 
@@ -343,7 +340,7 @@ import Glibc
     }
 
     /// A running `tether serve -p w` over a Codex Worker simulator (profile `w`).
-    func withGatewayOverAWorker(_ body: (GatewayFixture) async throws -> Void) async throws {
+    func withGatewayOverAWorker(_ body: (GatewayFixture, CodexWorkerSimulator) async throws -> Void) async throws {
         let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
         let workerURL = try await worker.start()
         defer { Task { await worker.stop() } }
@@ -356,7 +353,7 @@ import Glibc
         try await withGateway(serveTable: table, environment: ["WORKER_TEST_TOKEN": "t0ken"]) { gateway in
             gateway.profile = "w"
             try await gateway.start(["-p", "w"])
-            try await body(gateway)
+            try await body(gateway, worker)
         }
     }
 
@@ -364,7 +361,7 @@ import Glibc
     /// by its job from the first event, and its deltas are logged once although the session's
     /// own follower sees the same job.
     @Test func aCodexWorkerTurnStartedThroughTheGatewayIsLoggedWhole() async throws {
-        try await withGatewayOverAWorker { gateway in
+        try await withGatewayOverAWorker { gateway, _ in
             let profiles = try await gateway.get("/v1/profiles").json?.array?.compactMap { $0["name"]?.string }
             #expect(profiles == ["w"])
             let thread = try await gateway.createSession()
@@ -489,7 +486,7 @@ import Glibc
     /// following that id: the follow started before the send, polled the missing thread for
     /// good, and marked the whole profile reconnecting at each failure.
     @Test func aTurnForAMissingSessionStartsNoFollow() async throws {
-        try await withGatewayOverAWorker { gateway in
+        try await withGatewayOverAWorker { gateway, _ in
             let missing = "019a0000-0000-7000-8000-00000000dead"
             let refused = try await gateway.post("/v1/profiles/w/sessions/\(missing)/turns", json: "{\"text\":\"hello\"}")
             #expect(refused.status == 404, "\(refused.status) \(refused.body)")

@@ -121,9 +121,9 @@ final class GatewayFixture: @unchecked Sendable {
     }
 
     /// Starts the gateway and waits for its first line.
-    func start(_ extra: [String] = []) async throws {
+    func start(_ extra: [String] = [], shell: String? = nil) async throws {
         let process = try TetherProcess(["--config", config.path, "serve", "--listen", "127.0.0.1:0", "--db", database] + extra,
-                                        environment: environment)
+                                        environment: environment, shell: shell)
         let line = try await process.waitForLine { $0.hasPrefix("{\"listen\"") }
         url = try JSONParser.parse(line)["listen"]?.string ?? ""
         self.process = process
@@ -179,6 +179,15 @@ final class GatewayFixture: @unchecked Sendable {
     func startTurn(_ session: String, _ text: String) async throws {
         let reply = try await post("/v1/profiles/\(profile)/sessions/\(session)/turns", json: "{\"text\":\"\(text)\"}")
         guard reply.status == 202 else { throw FixtureError("turn start answered \(reply.status): \(reply.body)") }
+    }
+
+    /// A new session and a turn in it that asks for an approval: the session and the approval's id.
+    func requestApproval(_ prompt: String) async throws -> (session: String, approval: String) {
+        let session = try await createSession()
+        try await startTurn(session, prompt)
+        let requested = try await waitForLogged { $0["type"] == "approval.requested" && $0["session"]?.string == session }
+        guard let id = requested["data"]?["id"]?.string else { throw FixtureError("an approval.requested without an id: \(requested)") }
+        return (session, id)
     }
 
     /// Every logged event (long-poll form), each with its seq.

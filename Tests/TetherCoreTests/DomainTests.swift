@@ -40,3 +40,16 @@ import Testing
         #expect(data["cwd"] == "/p")
     }
 }
+
+@Suite struct URLCredentialsTests {
+    @Test func userInformationAndQueryValuesAreNeverShown() {
+        #expect(URLCredentials.redacted("http://user:pw@host:1/path") == "http://…@host:1/path")
+        #expect(URLCredentials.redacted("http://host/p?access_token=abc&x=1#frag") == "http://host/p?access_token=…&x=…#frag")
+        #expect(URLCredentials.redacted("https://u@h/?a") == "https://…@h/?a")
+        #expect(URLCredentials.redacted("http://host/?=&k=") == "http://host/?=&k=")  // nothing to hide
+        #expect(URLCredentials.redacted("http://host:8/path") == "http://host:8/path")
+        #expect(URLCredentials.redacted("not a url") == "not a url")
+        #expect(CompositeID.hasDotSegment("..~a") && CompositeID.hasDotSegment(".") && CompositeID.hasDotSegment("a~.."))
+        #expect(!CompositeID.hasDotSegment("a~b") && !CompositeID.hasDotSegment("..."))
+    }
+}

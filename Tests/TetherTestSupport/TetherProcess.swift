@@ -27,6 +27,7 @@ final class TetherProcess: Sendable {
     }
 
     private let child: ChildProcess
+    var pid: pid_t { child.pid }
     private let state = Output()
     private struct State {
         var stdout = Data()
@@ -42,7 +43,11 @@ final class TetherProcess: Sendable {
     /// Starts `tether ARGS` with a clean environment plus `environment`. Spawned with
     /// posix_spawn and read by plain threads: Foundation's Process and FileHandle's readability
     /// handlers have crashed and hung test runs on Linux.
-    init(_ arguments: [String], environment: [String: String] = [:], executable: String = TetherProcess.binary.path) throws {
+    /// `shell`: commands a shell runs first, in the process that then becomes tether (`ulimit -n
+    /// 200`, `umask 022`): the limits and modes a user's shell would hand it. `executable`: another
+    /// program than tether (a shell running a printed command line, the pty driver).
+    init(_ arguments: [String], environment: [String: String] = [:], shell: String? = nil,
+         executable: String = TetherProcess.binary.path) throws {
         var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": NSTemporaryDirectory(),
                    "NO_COLOR": "1"]
         for (key, value) in environment { env[key] = value }
@@ -51,7 +56,12 @@ final class TetherProcess: Sendable {
         guard pipe(&out) == 0, pipe(&err) == 0 else { throw FixtureError("pipe failed") }
         for fd in out + err { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         do {
-            child = try ChildProcess(executable, arguments, environment: env, output: out[1], errorOutput: err[1])
+            if let shell {
+                child = try ChildProcess("/bin/sh", ["-c", shell + "\nexec \"$0\" \"$@\"", executable] + arguments,
+                                         environment: env, output: out[1], errorOutput: err[1])
+            } else {
+                child = try ChildProcess(executable, arguments, environment: env, output: out[1], errorOutput: err[1])
+            }
         } catch {
             for fd in out + err { close(fd) }
             throw error

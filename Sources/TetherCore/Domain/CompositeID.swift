@@ -25,9 +25,20 @@ public enum CompositeID {
         return joined
     }
 
-    public static func split(_ id: String, count: Int) -> [String]? {
-        let parts = id.utf8.split(separator: separatorByte, omittingEmptySubsequences: false)
+    /// Every part of `id`, unescaped (one part for an id that is not composite).
+    public static func parts(_ id: String) -> [String] {
+        id.utf8.split(separator: separatorByte, omittingEmptySubsequences: false)
             .map { unescape(String(decoding: $0, as: UTF8.self)) }
+    }
+
+    /// Whether `id`, or a part of it, is a dot segment (`.` or `..`) that would name another
+    /// route once put in a URL path.
+    public static func hasDotSegment(_ id: String) -> Bool {
+        parts(id).contains { $0 == "." || $0 == ".." }
+    }
+
+    public static func split(_ id: String, count: Int) -> [String]? {
+        let parts = parts(id)
         guard parts.count == count, parts.allSatisfy({ !$0.isEmpty }) else { return nil }
         return parts
     }

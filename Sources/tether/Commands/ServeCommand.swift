@@ -25,7 +25,9 @@ struct ServeCommand: AsyncParsableCommand {
 
             Config ([serve] table; flags override): listen, db, retain_days, tokens (secrets: \
             { env = "NAME" } or { file = "PATH" }), notify = { url = "https://ntfy.example/topic" } (one text/plain \
-            POST per approval) or { command = ["notify-send"] } (run with the title and the body appended), public_url.
+            POST per approval) or { command = ["notify-send"] } (run with the title and the body appended), public_url, \
+            idle_timeout (seconds, 60), max_connections (1024), login_idle_days (7), \
+            login_lifetime_days (30), max_logins (1000).
             Without tokens the API needs no auth and only a loopback listen is allowed (browsers may \
             call it only from its own page, by address, localhost or public_url's host); to reach it \
             from a phone, keep it on loopback and forward it (ssh -R 7420:127.0.0.1:7420 vps), or \
@@ -109,6 +111,11 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = GatewayConfiguration(listen: listen, databasePath: database, retainDays: flags.retain ?? settings.retainDays ?? 7,
                                     tokens: tokens, notifyURL: settings.notifyURL?.absoluteString, publicURL: settings.publicURL?.absoluteString)
         configuration.notifyCommand = settings.notifyCommand
+        if let idleTimeout = settings.idleTimeout { configuration.idleTimeout = idleTimeout }
+        if let maxConnections = settings.maxConnections { configuration.maxConnections = maxConnections }
+        if let days = settings.loginIdleDays { configuration.logins.idle = .days(days) }
+        if let days = settings.loginLifetimeDays { configuration.logins.lifetime = .days(days) }
+        if let count = settings.maxLogins { configuration.logins.maxLogins = count }
         return configuration
     }
 }
