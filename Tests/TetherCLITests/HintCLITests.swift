@@ -92,6 +92,18 @@ import TetherSim
         #expect(!result.stderr.contains("`tether approvals`"), "\(result.stderr)")
     }
 
+    /// A relative --config is printed absolute: the hint works from another directory too.
+    @Test func aRelativeConfigPathIsPrintedAbsolute() async throws {
+        let simulator = OpenCodeSimulator(options: .init(password: "secret"))
+        let url = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let config = try configWithAnotherDefault("oc", backend: "opencode", url: url, secret: "password = { env = \"OC_PW\" }")
+        let directory = (config.path as NSString).deletingLastPathComponent
+        let result = try await TetherProcess.runPrinted("cd '\(directory)' && tether -p oc --config config.toml approve per_nothing",
+                                                        environment: ["OC_PW": "secret"])
+        #expect(result.stderr.contains("tether -p oc --config \(directory)/config.toml approvals"), "\(result.stderr)")
+    }
+
     /// On the default profile from the default place, hints stay short.
     @Test func theDefaultsNeedNoArguments() async throws {
         let simulator = OpenCodeSimulator(options: .init(password: "secret"))

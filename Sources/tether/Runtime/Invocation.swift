@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import TetherConfig
 import TetherCore
@@ -22,7 +23,11 @@ struct Invocation: Sendable, Equatable {
         }
         if options.config != nil {
             let bare = try? ConfigPaths.locate(override: nil, environment: environment)
-            if bare?.path != config.path { arguments += ["--config", config.path] }
+            if bare?.path != config.path {
+                // Absolute: a command run later from elsewhere (another terminal, an editor) still finds it.
+                let path = config.path.hasPrefix("/") ? config.path : FileManager.default.currentDirectoryPath + "/" + config.path
+                arguments += ["--config", path]
+            }
         }
         globalArguments = arguments
     }
