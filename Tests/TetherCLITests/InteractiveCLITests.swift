@@ -79,6 +79,26 @@ import TetherSim
         }
     }
 
+    /// The terminal is given back as it was (echo, line editing) however the prompt ends: a key,
+    /// or Ctrl-C while it waits. `stty -a` runs on the same terminal after tether.
+    @Test(arguments: ["a", "\\x03"])
+    func theTerminalIsGivenBack(key: String) async throws {
+        try await withOpenCode { global in
+            let session = try await TetherProcess.createSession(global, environment: env)
+            let command = ([TetherProcess.binary.path, "send", session, OpenCodeCLITests.prompt, "--follow"] + global)
+                .map { "'\($0)'" }.joined(separator: " ")
+            // A trapped INT is default again in tether; the shell runs stty once tether is gone.
+            let line = "trap 'echo; stty -a; exit 130' INT; \(command); echo; stty -a"
+            let run = try await PseudoTerminal.run([], steps: ["expect:answer now?", "send:\(key)", "expect:speed"],
+                                                   environment: env, command: ["/bin/sh", "-c", line])
+            #expect(run.completed, "\(run.shown)")
+            let settings = try #require(run.shown.range(of: "speed").map { String(run.shown[$0.lowerBound...]) }, "\(run.shown)")
+            let flags = Set(settings.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == ";" }).map(String.init))
+            #expect(flags.contains("icanon") && flags.contains("echo"), "\(settings)")
+            #expect(!flags.contains("-icanon") && !flags.contains("-echo"), "\(settings)")
+        }
+    }
+
     /// A question's choices are shown numbered, and one key picks one.
     @Test func aQuestionIsAnsweredByItsNumber() async throws {
         try await withOpenCode { global in
