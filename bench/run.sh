@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: every benchmark, each side by side with its baseline in the same run, then ONE
-# markdown table on stdout (also saved to bench/out/results.md) — paste it into the README's
-# Benchmarks section. Progress goes to stderr.
+# markdown table on stdout (also saved to bench/out/results.md) — paste it over the table in
+# docs/benchmarks.md. Progress goes to stderr.
 #
 # Each script appends its rows to bench/out/rows.jsonl (rows.py); table.py renders them. A script
 # that fails leaves a "failed" row and makes this exit 1 once the table is printed; a target not

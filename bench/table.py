@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Renders bench/out/rows.jsonl as the README's markdown table: a dated line naming the
+"""Renders bench/out/rows.jsonl as docs/benchmarks.md's markdown table: a dated line naming the
 machine, then one row per measurement. `run.sh` prints this to stdout and saves it to
-bench/out/results.md; paste it over the table in the README's Benchmarks section.
+bench/out/results.md; paste it over the table in docs/benchmarks.md.
 
 The machine line is read from this machine (cores, memory, OS, Swift); BENCH_MACHINE overrides
 it, BENCH_DATE the date.

@@ -69,7 +69,7 @@ extension ACPAgent {
                     case .approvalResolved(let approval):
                         perform(permissions.resolved(approvalID: approval))
                     case .approvalNotAskable(let approval, let reason):
-                        logger.warning("approval \(approval) cannot be put to the editor: \(reason); the turn waits until it is answered where the backend allows (`tether approve \(approval)` or the backend's own client)")
+                        logger.warning("approval \(approval) cannot be put to the editor: \(reason); the turn waits until it is answered where the backend allows (`\(configuration.tether) approve \(approval)` or the backend's own client)")
                     case .turnEnded(let outcome, let error):
                         if prompts[session]?.cancelRequested == true { return .cancelled }
                         switch outcome {
@@ -85,7 +85,7 @@ extension ACPAgent {
             if Task.isCancelled || prompts[session]?.cancelRequested == true { return .cancelled }
             return .failed(JSONRPCError(code: JSONRPCError.internalErrorCode, message: """
                 the backend's stream ended before the turn completed — the turn may still be running: \
-                follow it with `tether -p \(configuration.profile) events --session \(session) --follow`
+                follow it with `\(configuration.tether) events --session \(session) --follow`
                 """))
         } catch {
             if prompts[session]?.cancelRequested == true || error is CancellationError { return .cancelled }
@@ -201,7 +201,7 @@ extension ACPAgent {
                     let why = tether?.message ?? "\(error)"
                     notify(session, ["sessionUpdate": "agent_message_chunk", "content": [
                         "type": "text",
-                        "text": .string("\n\n[tether] Your answer (\(decision.rawValue)) did not reach the agent: \(why). It is still waiting; answer with `tether approve \(approval) --decision \(decision.rawValue)`.\n\n"),
+                        "text": .string("\n\n[tether] Your answer (\(decision.rawValue)) did not reach the agent: \(why). It is still waiting; answer with `\(configuration.tether) approve \(approval) --decision \(decision.rawValue)`.\n\n"),
                     ]])
                     return
                 }

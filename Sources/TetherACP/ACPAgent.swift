@@ -21,11 +21,15 @@ public actor ACPAgent {
         /// At stdin's EOF, how long the requests already read may take to finish before they are
         /// answered with an error (the contract: the process ends within 5 s).
         public var shutdownGrace: Duration
+        /// How a command said to the user starts, so that it reaches this profile through this
+        /// config file (`tether -p NAME --config PATH` where those are not the defaults).
+        public var tether: String
 
         public init(version: String, profile: String, profilePinsDirectory: Bool = false,
-                    cancelGrace: Duration = .seconds(8), shutdownGrace: Duration = .seconds(2)) {
+                    cancelGrace: Duration = .seconds(8), shutdownGrace: Duration = .seconds(2), tether: String? = nil) {
             self.version = version
             self.profile = profile
+            self.tether = tether ?? "tether -p \(profile)"
             self.profilePinsDirectory = profilePinsDirectory
             self.cancelGrace = cancelGrace
             self.shutdownGrace = shutdownGrace

@@ -71,13 +71,16 @@ struct CodexMonitorEventStream: Sendable {
             policy.connecting()
             let failure: ReconnectPolicy.Failure
             let reason: String
-            var delivered = false
             do {
                 let client = try await backend.open()
                 defer { client.close() }
                 policy.connected(at: .now)
+                // Connected and authenticated: the daemon is up and answering, so the next drop
+                // is a fresh failure and the schedule starts over. Counting only connections that
+                // brought a notification, a quiet daemon restarted now and then climbed to the cap.
+                policy.madeProgress()
                 var link: Link? = Link(client: client)
-                try await live(&link, &machine, outbox, delivered: &delivered)
+                try await live(&link, &machine, outbox)
                 if machine.isDone { return }
                 failure = .streamEnded
                 reason = "the daemon closed the connection"
@@ -86,8 +89,6 @@ struct CodexMonitorEventStream: Sendable {
                 failure = .transportError
                 reason = error.message
             }
-            // A connection that delivered is not one that refuses us: the schedule starts over.
-            if delivered { policy.madeProgress() }
             switch policy.failed(failure, at: .now) {
             case .reconnect(let delay, let next):
                 attempt = next
@@ -106,9 +107,8 @@ struct CodexMonitorEventStream: Sendable {
     }
 
     /// One connection's life: the machine resyncs (and maybe sends), then notifications until
-    /// the end. `delivered`: at least one notification came.
-    private func live(_ link: inout Link?, _ machine: inout CodexMonitorStreamMachine, _ outbox: EventOutbox,
-                      delivered: inout Bool) async throws {
+    /// the end.
+    private func live(_ link: inout Link?, _ machine: inout CodexMonitorStreamMachine, _ outbox: EventOutbox) async throws {
         try await execute(machine.connected(at: Event.now()), &machine, &link, outbox)
         // Parsing on the reader's side: this task is left the machine's work (bench/PROFILE.md).
         link?.client.rpc.setDecoding(.init(keepingRaw: request.raw, ahead: true))
@@ -140,10 +140,8 @@ struct CodexMonitorEventStream: Sendable {
                         case .lost(let count):
                             try await execute(machine.lost(count: count, at: now), &machine, &link, outbox)
                         case .notification(let method, let params, let raw):
-                            delivered = true
                             try await execute(machine.receive(method: method, params: params, raw: raw, at: now), &machine, &link, outbox)
                         case .hot(let hot):
-                            delivered = true
                             try await execute(machine.receive(hot, at: now), &machine, &link, outbox)
                         }
                     }

@@ -11,8 +11,14 @@ public struct CodexWorkerBackend: Backend {
         public var baseURL: String
         public var token: String?
         public var profile: String
-        /// No byte for this long reconnects (the worker pings every 15 s).
+        /// No byte for this long reconnects; never less than one and a half `heartbeat`s
+        /// (`streamLiveness`).
         public var liveness: Duration
+        /// How often the worker sends `: ping` on an SSE stream (15 s).
+        public var heartbeat: Duration = .seconds(15)
+        /// The liveness watchdog's timeout: a job waiting for an approval sends nothing but its
+        /// pings, and a profile's `liveness = 10` reconnected it every 10 s (ReconnectPolicy.liveness).
+        public var streamLiveness: Duration { ReconnectPolicy.liveness(liveness, heartbeat: heartbeat) }
         /// How often `events --session` looks for the thread's next job.
         public var jobPollInterval: Duration
         /// When and how often a lost stream is reconnected.

@@ -89,7 +89,7 @@ struct CodexWorkerJobFollower: Sendable {
                     return HTTPRequest(.get, client.url("/v1/jobs/\(jobSegment)/events\(query)"),
                                        headers: [("Accept", "text/event-stream")], authorization: client.authorization)
                 },
-                liveness: backend.configuration.liveness,
+                liveness: backend.configuration.streamLiveness,
                 policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
             do {
                 // Reading and decoding run ahead in a task of their own (another core); what one

@@ -76,7 +76,8 @@ public enum ConfigPaths {
         throw ConfigError(
             .configNotFound, file: last, key: nil,
             problem: "no config file found; tried: \(tried.map(\.description).joined(separator: ", "))",
-            fix: "copy \(examplePath) from the Tether repository to \(last) and edit it (chmod 600 if it holds literal secrets), or pass --config PATH")
+            fix: "copy \(examplePath) from the Tether repository to \(last) and edit it (chmod 600 if it holds literal secrets), or pass --config PATH. "
+                + "To try Tether first: `tether demo` needs no config, and `tether simulate opencode` prints a profile that reaches it")
     }
 
     /// `$XDG_STATE_HOME/tether`, else `~/.local/state/tether`: resume cursors, the offline queue, TOFU pins.

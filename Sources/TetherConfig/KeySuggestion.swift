@@ -1,8 +1,8 @@
 /// "Did you mean …?" for unknown keys and names.
-enum KeySuggestion {
+public enum KeySuggestion {
     /// The candidate closest to `word`, if one is close enough to be a plausible typo:
     /// the same apart from case and `-`/`_`, a prefix either way, or within a small edit distance.
-    static func closest(to word: String, among candidates: [String]) -> String? {
+    public static func closest(to word: String, among candidates: [String]) -> String? {
         let normalizedWord = normalize(word)
         if let match = candidates.first(where: { normalize($0) == normalizedWord }) { return match }
         // Two letters or fewer: any other short word is one edit away, so only exact matches count.
@@ -23,7 +23,7 @@ enum KeySuggestion {
     }
 
     /// `did you mean "x"?` or nothing.
-    static func hint(for word: String, among candidates: [String]) -> String {
+    public static func hint(for word: String, among candidates: [String]) -> String {
         closest(to: word, among: candidates).map { "; did you mean \"\($0)\"?" } ?? ""
     }
 

@@ -14,8 +14,14 @@ public struct OpenCodeBackend: Backend {
         public var directory: String?
         public var profile: String
         /// Reconnect after this long without a byte. Current servers heartbeat every 10 s, legacy
-        /// ones every 30 s: the default waits half a legacy interval more than that.
+        /// ones every 30 s: the default waits half a legacy interval more than that. Never less
+        /// than one and a half `heartbeat`s (`streamLiveness`).
         public var liveness: Duration
+        /// How often the server sends `server.heartbeat` (current servers: 10 s).
+        public var heartbeat: Duration = .seconds(10)
+        /// The liveness watchdog's timeout: shorter than one and a half heartbeats, a quiet session's
+        /// healthy stream was dropped and reopened again and again (ReconnectPolicy.liveness).
+        public var streamLiveness: Duration { ReconnectPolicy.liveness(liveness, heartbeat: heartbeat) }
         /// While a session is busy and the stream brings nothing but heartbeats for this long,
         /// poll REST (servers that stop delivering events: OpenCode issue #46733).
         public var pollInterval: Duration
@@ -37,7 +43,7 @@ public struct OpenCodeBackend: Backend {
     }
 
     public let kind = BackendKind.openCode
-    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort]
+    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort, .questions]
 
     let configuration: Configuration
     let client: OpenCodeClient
@@ -203,8 +209,7 @@ public struct OpenCodeBackend: Backend {
         let session = parts?[0]
         let request = parts?[1] ?? id
         if request.hasPrefix("que_") {
-            throw TetherError(.unsupported, "answering OpenCode questions (\(request)) is not supported yet",
-                              hint: "answer it in OpenCode's own UI; Tether shows questions so you know one is waiting")
+            return try await answerQuestion(id: id, session: session, request: request, answer: answer)
         }
         let reply = try OpenCodeDecision.reply(for: answer.decision)
         do {

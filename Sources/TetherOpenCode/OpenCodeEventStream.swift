@@ -57,7 +57,7 @@ struct OpenCodeEventStream: Sendable {
                                 headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
                                 authorization: client.authorization, connectTimeout: .seconds(10))
                 },
-                liveness: backend.configuration.liveness,
+                liveness: backend.configuration.streamLiveness,
                 policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
             do {
                 // Reading and decoding run ahead in a task of their own (another core); the

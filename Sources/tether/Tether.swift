@@ -39,6 +39,10 @@ struct Tether: AsyncParsableCommand {
         // prompts, transcripts or keys: created for the owner alone, whatever the shell's umask.
         umask(0o077)
         OpenSSLExitCleanup.disable()
+        if let problem = CommandSuggestion.problem(in: Array(CommandLine.arguments.dropFirst())) {
+            LineOutput.standardError.write("tether: \(problem)\n")
+            Foundation.exit(64)
+        }
         await main(nil)
     }
 }

@@ -359,7 +359,7 @@ func promptLine(_ id: Int) -> String {
         } else {
             let said = try #require(await harness.wait { $0["params"]?["update"]?["sessionUpdate"] == "agent_message_chunk" })
             let text = said["params"]?["update"]?["content"]?["text"]?.string ?? ""
-            #expect(text.contains("did not reach the agent: the daemon refused it") && text.contains("tether approve t1~a1 --decision accept"))
+            #expect(text.contains("did not reach the agent: the daemon refused it") && text.contains("tether -p p approve t1~a1 --decision accept"))
             #expect(backend.state.withLock { $0.approved.isEmpty })
         }
         harness.input.finish()

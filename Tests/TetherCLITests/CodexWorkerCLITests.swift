@@ -58,7 +58,7 @@ import TetherSim
             #expect(result.status == 1, "\(result.stderr)")
             let said = command[0] == "send" ? "no rollout found for thread id" : "lists no thread"
             #expect(result.stderr.contains(said), "\(result.stderr)")
-            #expect(result.stderr.contains("tether sessions list"), "\(result.stderr)")
+            #expect(result.stderr.contains("tether --config \(global[1]) sessions list"), "\(result.stderr)")
         }
     }
 
@@ -109,7 +109,7 @@ import TetherSim
             let busy = try await TetherProcess.run(["send", thread, "and another thing"] + global, environment: env)
             #expect(busy.status == 1)
             #expect(busy.stderr.contains("THREAD_HAS_ACTIVE_JOB"))
-            #expect(busy.stderr.contains("tether events --turn job_"))
+            #expect(busy.stderr.contains("tether --config \(global[1]) events --turn job_"), "\(busy.stderr)")
             let abort = try await TetherProcess.run(["abort", thread] + global, environment: env)
             #expect(abort.status == 0, "\(abort.stderr)")
             let result = try await send.finish()
@@ -144,6 +144,8 @@ import TetherSim
             let loss = try #require(events.first { $0.type == .error })
             #expect(loss.data["code"] == "events_lost")
             #expect(loss.data["message"]?.string?.contains("were lost") == true)
+            // Its hint's command carries --config (this config is not the default), in JSONL too.
+            #expect(loss.data["hint"]?.string?.contains("tether --config \(global[1]) history") == true, "\(loss.data)")
             #expect(events.last?.type == .turnCompleted)
         }
     }

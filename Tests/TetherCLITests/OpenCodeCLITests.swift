@@ -86,7 +86,7 @@ import TetherSim
             case .legacy:
                 // Nothing lists a legacy server's pending permissions: say so, point at the stream.
                 #expect(pending.status == 64)
-                #expect(pending.stderr.contains("legacy API") && pending.stderr.contains("tether events --follow"))
+                #expect(pending.stderr.contains("legacy API") && pending.stderr.contains("tether \(global.joined(separator: " ")) events --follow"), "\(pending.stderr)")
             }
             #expect(try await TetherProcess.run(["approve", id, "--decision", "decline"] + global, environment: env).status == 0)
             let events = try await send.finish().events()

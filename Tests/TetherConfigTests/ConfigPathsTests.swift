@@ -69,6 +69,8 @@ struct ConfigPathsTests {
                        fix: "config/tether.example.toml")
         #expect(error.description.contains(box.path("xdg/tether/config.toml")))
         #expect(error.description.contains("$XDG_CONFIG_HOME"))
+        // A first run without a config is pointed at what works without one.
+        #expect(error.fix.contains("`tether demo`") && error.fix.contains("`tether simulate opencode`"))
     }
 
     @Test("an explicit path that does not exist is an error, never a silent fallback")

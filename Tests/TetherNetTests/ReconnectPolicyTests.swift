@@ -246,4 +246,12 @@ struct ReconnectPolicyTests {
         _ = policy.failed(.streamEnded, at: now)
         #expect(policy.state == .waiting)
     }
+
+    /// A profile's liveness below the backend's heartbeat cannot tell quiet from dead: never
+    /// less than one and a half heartbeats; above that, as configured.
+    @Test func livenessIsNeverShorterThanOneAndAHalfHeartbeats() {
+        #expect(ReconnectPolicy.liveness(.seconds(10), heartbeat: .seconds(15)) == .milliseconds(22_500))
+        #expect(ReconnectPolicy.liveness(.seconds(2), heartbeat: .seconds(10)) == .seconds(15))
+        #expect(ReconnectPolicy.liveness(.seconds(45), heartbeat: .seconds(15)) == .seconds(45))
+    }
 }

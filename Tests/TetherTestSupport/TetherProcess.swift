@@ -44,8 +44,10 @@ final class TetherProcess: Sendable {
     /// posix_spawn and read by plain threads: Foundation's Process and FileHandle's readability
     /// handlers have crashed and hung test runs on Linux.
     /// `shell`: commands a shell runs first, in the process that then becomes tether (`ulimit -n
-    /// 200`, `umask 022`): the limits and modes a user's shell would hand it.
-    init(_ arguments: [String], environment: [String: String] = [:], shell: String? = nil) throws {
+    /// 200`, `umask 022`): the limits and modes a user's shell would hand it. `executable`: another
+    /// program than tether (a shell running a printed command line, the pty driver).
+    init(_ arguments: [String], environment: [String: String] = [:], shell: String? = nil,
+         executable: String = TetherProcess.binary.path) throws {
         var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": NSTemporaryDirectory(),
                    "NO_COLOR": "1"]
         for (key, value) in environment { env[key] = value }
@@ -55,10 +57,10 @@ final class TetherProcess: Sendable {
         for fd in out + err { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         do {
             if let shell {
-                child = try ChildProcess("/bin/sh", ["-c", shell + "\nexec \"$0\" \"$@\"", Self.binary.path] + arguments,
+                child = try ChildProcess("/bin/sh", ["-c", shell + "\nexec \"$0\" \"$@\"", executable] + arguments,
                                          environment: env, output: out[1], errorOutput: err[1])
             } else {
-                child = try ChildProcess(Self.binary.path, arguments, environment: env, output: out[1], errorOutput: err[1])
+                child = try ChildProcess(executable, arguments, environment: env, output: out[1], errorOutput: err[1])
             }
         } catch {
             for fd in out + err { close(fd) }
@@ -164,6 +166,15 @@ final class TetherProcess: Sendable {
     /// Runs to completion.
     static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(30)) async throws -> Result {
         try await TetherProcess(arguments, environment: environment).finish(timeout: timeout)
+    }
+
+    /// Runs a command line the CLI printed for the user, as printed: through `sh -c`, with the
+    /// built binary first on PATH (`tether …` is this build's).
+    static func runPrinted(_ line: String, environment: [String: String] = [:], timeout: Duration = .seconds(30)) async throws -> Result {
+        let path = binary.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        var env = environment
+        env["PATH"] = path
+        return try await TetherProcess(["-c", line], environment: env, executable: "/bin/sh").finish(timeout: timeout)
     }
 
     struct TimedOut: Error, CustomStringConvertible {

@@ -16,11 +16,13 @@ public struct BackendCapabilities: OptionSet, Sendable, Hashable {
     public static let notifications = BackendCapabilities(rawValue: 1 << 8)
     /// `sessions archive` / `sessions unarchive`.
     public static let archive = BackendCapabilities(rawValue: 1 << 9)
+    /// `approve ID --answer …`: a question (an approval of kind question) is answered with its choices.
+    public static let questions = BackendCapabilities(rawValue: 1 << 10)
 
     public static let all: [(BackendCapabilities, String)] = [
         (.sessions, "sessions"), (.createSession, "sessions.create"), (.history, "history"), (.send, "send"),
         (.events, "events"), (.resume, "resume"), (.approvals, "approvals"), (.abort, "abort"),
-        (.notifications, "notifications"), (.archive, "sessions.archive"),
+        (.notifications, "notifications"), (.archive, "sessions.archive"), (.questions, "approvals.questions"),
     ]
 
     public var names: [String] { Self.all.filter { contains($0.0) }.map(\.1) }

@@ -14,9 +14,13 @@ public enum Decision: String, Sendable, CaseIterable {
 public struct ApprovalAnswer: Sendable, Equatable {
     public var decision: Decision
     public var amendment: [String]
+    /// A question's answer: for each of its questions, in order, the chosen labels (or typed
+    /// text). Empty for anything but a question; a question declined carries none.
+    public var answers: [[String]]
 
-    public init(decision: Decision, amendment: [String] = []) {
+    public init(decision: Decision, amendment: [String] = [], answers: [[String]] = []) {
         self.decision = decision
         self.amendment = amendment
+        self.answers = answers
     }
 }

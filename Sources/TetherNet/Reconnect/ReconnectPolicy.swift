@@ -150,6 +150,14 @@ public struct ReconnectPolicy: Sendable {
         return heartbeat * multiplier
     }
 
+    /// The liveness timeout for a stream whose server sends something at least every
+    /// `heartbeat`: the one configured, but never less than one and a half heartbeats. Shorter,
+    /// silence cannot tell a dead link from a healthy one between two heartbeats (a turn waiting
+    /// for an approval sends nothing else), and the stream is dropped and reopened again and again.
+    public static func liveness(_ configured: Duration, heartbeat: Duration) -> Duration {
+        Swift.max(configured, heartbeat * 1.5)
+    }
+
     private var isStopped: Bool {
         if case .stopped = state { return true }
         return false

@@ -166,7 +166,12 @@ public struct EventSource: AsyncSequence, Sendable {
                             }
                         }
                     }
-                    if !decoded.isEmpty, !progressed {
+                    // Any byte the server sent on this connection (`: connected`, a heartbeat,
+                    // an event) means it is up and talking to us: a failure after it is a fresh
+                    // one, and the backoff starts over. Counting only events, a quiet stream
+                    // (heartbeats while a turn waits for an approval) that later dropped kept
+                    // climbing the schedule on every reconnect (attempt 19, 17 s apart).
+                    if !progressed, chunks.contains(where: { !$0.isEmpty }) {
                         progressed = true
                         policy.madeProgress()
                     }
@@ -230,7 +235,7 @@ public struct EventSource: AsyncSequence, Sendable {
         }
 
         private var pendingSleep: Duration?
-        /// Whether the current connection has delivered an event yet.
+        /// Whether the current connection has delivered a byte yet.
         private var progressed = false
     }
 }

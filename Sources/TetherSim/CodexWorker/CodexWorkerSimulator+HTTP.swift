@@ -79,11 +79,14 @@ extension CodexWorkerSimulator {
     /// client hanging up on an endless SSE stream is routine here.
     struct ServerLog: FlyingSocks.Logging {
         let logger: Logger
+        let stopping: Locked<Bool>
 
         func logDebug(_ debug: @autoclosure () -> String) { logger.trace("\(debug())") }
         func logInfo(_ info: @autoclosure () -> String) { logger.trace("\(info())") }
         func logWarning(_ warning: @autoclosure () -> String) { logger.debug("\(warning())") }
         func logError(_ error: @autoclosure () -> String) { logger.debug("\(error())") }
-        func logCritical(_ critical: @autoclosure () -> String) { logger.error("\(critical())") }
+        func logCritical(_ critical: @autoclosure () -> String) {
+            if stopping.withLock({ $0 }) { logger.debug("\(critical()) (stopping)") } else { logger.error("\(critical())") }
+        }
     }
 }

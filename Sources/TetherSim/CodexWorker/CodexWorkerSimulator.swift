@@ -105,6 +105,8 @@ public final class CodexWorkerSimulator: Sendable {
     private let logger: Logger
     let store: Store
     private let listener = Listener()
+    /// Set by `stop`: the listener's closing is not an error worth a warning (ServerLog).
+    private let stopping = Locked(false)
 
     public init(options: Options = Options(), logger: Logger) {
         self.options = options
@@ -137,7 +139,7 @@ public final class CodexWorkerSimulator: Sendable {
             address = ip4
         }
         let server = HTTPServer(
-            config: .init(address: address, timeout: 15, logger: ServerLog(logger: logger)),
+            config: .init(address: address, timeout: 15, logger: ServerLog(logger: logger, stopping: stopping)),
             handler: Router(store: store)
         )
         let task = Task { try await server.run() }
@@ -164,6 +166,7 @@ public final class CodexWorkerSimulator: Sendable {
     public func stop() async {
         store.shutdown()
         guard let running = listener.take() else { return }
+        stopping.withLock { $0 = true }
         await running.server.stop(timeout: 0)
         running.task.cancel()
         _ = try? await running.task.value

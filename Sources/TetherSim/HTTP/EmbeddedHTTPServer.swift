@@ -17,6 +17,7 @@ final class EmbeddedHTTPServer: Sendable {
     private let handler: Handler
     private let logger: Logger
     private let running = Locked<Running?>(nil)
+    private let stopping = Locked(false)
     private let streams = StreamRegistry()
 
     init(logger: Logger, handler: @escaping Handler) {
@@ -45,7 +46,7 @@ final class EmbeddedHTTPServer: Sendable {
         let config = HTTPServer.Configuration(
             address: address,
             timeout: 60,
-            logger: FlyingFoxLogBridge(logger: logger)
+            logger: FlyingFoxLogBridge(logger: logger, stopping: stopping)
         )
         let server = HTTPServer(config: config, handler: ClosureHandler(handler: handler, streams: streams))
         let failure = Locked<(any Error)?>(nil)
@@ -85,6 +86,7 @@ final class EmbeddedHTTPServer: Sendable {
     /// Ends every open stream abruptly, closes the listener and waits for the connections to go.
     func stop() async {
         guard let state = running.withLock({ state -> Running? in defer { state = nil }; return state }) else { return }
+        stopping.withLock { $0 = true }
         streams.abortAll()
         // FlyingFox waits up to `timeout` for its accept loop to end after closing the listener, and
         // on Linux it did not end by itself (every stop took the full timeout). The streams are

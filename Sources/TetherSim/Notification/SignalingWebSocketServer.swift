@@ -15,6 +15,7 @@ final class SignalingWebSocketServer: Sendable {
     private let relay: SignalingRelay
     private let logger: Logger
     private let running = Locked<Running?>(nil)
+    private let stopping = Locked(false)
 
     init(relay: SignalingRelay, logger: Logger) {
         self.relay = relay
@@ -39,7 +40,7 @@ final class SignalingWebSocketServer: Sendable {
         }
         let upgrade = WebSocketHTTPHandler(handler: MessageFrameWSHandler(handler: RelaySocketHandler(relay: relay, logger: logger)))
         let server = HTTPServer(
-            config: HTTPServer.Configuration(address: address, timeout: 15, logger: FlyingFoxLogBridge(logger: logger)),
+            config: HTTPServer.Configuration(address: address, timeout: 15, logger: FlyingFoxLogBridge(logger: logger, stopping: stopping)),
             handler: UpgradeOnlyHandler(upgrade: upgrade)
         )
         let failure = Locked<(any Error)?>(nil)
@@ -77,6 +78,7 @@ final class SignalingWebSocketServer: Sendable {
     /// Closes every socket, then the listener.
     func stop() async {
         guard let state = running.withLock({ state -> Running? in defer { state = nil }; return state }) else { return }
+        stopping.withLock { $0 = true }
         relay.closeAll()
         // The accept loop never wakes up for a closed listener (epoll), so `stop` always sits out
         // its timeout: keep it just long enough for the close frames above to go out.

@@ -59,7 +59,8 @@ struct ACPCommand: AsyncParsableCommand {
             case .codexWorker, .notification: false
             }
             let agent = ACPAgent(
-                configuration: .init(version: TetherVersion.string, profile: profile.name, profilePinsDirectory: pins),
+                configuration: .init(version: TetherVersion.string, profile: profile.name, profilePinsDirectory: pins,
+                                     tether: context.invocation.tether),
                 backend: backend, output: .fileDescriptor(STDOUT_FILENO), logger: context.logger)
             context.logger.info("tether acp serving profile \(profile.name) (\(backend.kind.rawValue)) on stdio")
             await agent.serve(StdinLines.stream(logger: context.logger))

@@ -17,12 +17,12 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Run scripted sessions against built-in simulators: stream, approve, complete.",
         discussion: "Readable on a terminal, JSON Lines when piped (`tether demo | jq -c .type`). Narration goes to stderr.")
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup var options: ViewOptions
     @Option(help: ArgumentHelp("Pause between scripted events, in milliseconds.", valueName: "ms")) var pacing: Int = 40
 
     func run() async throws {
         try await reportingFailures {
-            let context = CommandContext(options)
+            let context = CommandContext(try options.global())
             var simulatorLogger = context.logger
             // The simulators are scenery: their logs only with -v.
             simulatorLogger.logLevel = options.verbose > 0 ? context.logger.logLevel : .critical

@@ -23,6 +23,8 @@ struct EventsCommand: AsyncParsableCommand {
                     throw TetherError.unsupported("--since (resuming from a cursor)", backend: backend.kind,
                                                   hint: "this backend keeps no replay; use --follow to stream from now on")
                 }
+                var session = session
+                if let typed = session { session = try await backend.resolveSession(typed) }
                 let request = EventsRequest(session: session, turn: turn, since: since, follow: follow, raw: options.raw)
                 try await printer.print(backend.events(request))
             }

@@ -22,8 +22,19 @@ struct NotificationsCommand: AsyncParsableCommand {
         }
     }
 
+    /// A method's result: one JSON line, or `key: value` lines in the readable view (`-o text`
+    /// printed JSON).
     static func printResult(_ result: JSONObject, _ printer: EventPrinter) {
-        LineOutput.standardOutput.write(JSONValue.object(result).serialized + "\n")
+        switch printer.format {
+        case .jsonl:
+            LineOutput.standardOutput.write(JSONValue.object(result).serialized + "\n")
+        case .text:
+            let lines = result.keys.map { key in
+                let value = result[key]!
+                return "\(key.replacingOccurrences(of: "_", with: " ")): \(value.stringish ?? value.serialized)"
+            }
+            LineOutput.standardOutput.write(lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n"))
+        }
     }
 
     struct List: AsyncParsableCommand {
@@ -46,7 +57,12 @@ struct NotificationsCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         func run() async throws {
             try await NotificationsCommand.run(options, command: "count") { backend, printer in
-                printResult(["unread": .int(Int64(try await backend.unreadCount()))], printer)
+                let unread = try await backend.unreadCount()
+                if printer.format == .text {
+                    LineOutput.standardOutput.write("\(unread) unread\n")
+                } else {
+                    printResult(["unread": .int(Int64(unread))], printer)
+                }
             }
         }
     }

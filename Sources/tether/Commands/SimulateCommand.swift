@@ -31,7 +31,7 @@ struct SimulateCommand: AsyncParsableCommand {
         case sse
     }
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup var options: LoggingOptions
     @Argument(help: ArgumentHelp("The backend to simulate: \(Simulated.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "backend"))
     var backend: Simulated
     @Option(help: ArgumentHelp("Where to listen (default: 127.0.0.1:0, a free port, printed on stdout).", valueName: "host:port"), transform: ListenArgument.parse)
@@ -143,9 +143,36 @@ struct SimulateCommand: AsyncParsableCommand {
             let printed = url.scheme == "tcp" ? "\(url.host ?? ""):\(url.port ?? 0)" : url.absoluteString
             LineOutput.standardOutput.write(printed + "\n")
             LineOutput.standardError.write("tether simulate: \(backend.rawValue) simulator listening on \(printed); Ctrl-C stops it\n")
+            if let profile = profileReaching(printed) {
+                LineOutput.standardError.write("a profile that reaches it (for your config.toml; `tether -p sim check` tries it):\n\(profile)")
+            }
             await waitForInterrupt()
             await stop()
         }
+    }
+}
+
+extension SimulateCommand {
+    /// The `[profiles.sim]` table that reaches this simulator at `address`, or nil for `sse` (no
+    /// backend of that kind). A token is named as an environment variable, never printed.
+    func profileReaching(_ address: String) -> String? {
+        let lines: [String]
+        switch backend {
+        case .opencode:
+            lines = ["backend = \"opencode\"", "url = \"\(address)\""]
+                + (token == nil ? [] : ["password = { env = \"OPENCODE_SERVER_PASSWORD\" }   # the --token you gave"])
+        case .codexWorker:
+            lines = ["backend = \"codex-worker\"", "url = \"\(address)\""]
+                + (token == nil ? [] : ["token = { env = \"WORKER_TOKEN\" }   # the --token you gave"])
+        case .codexmonitor:
+            lines = ["backend = \"codexmonitor\"", "address = \"\(address)\""]
+                + (token == nil ? [] : ["token = { env = \"CODEXMONITOR_TOKEN\" }   # the --token you gave"])
+        case .notification:
+            lines = ["backend = \"notification\"", "url = \"\(address)\""]
+        case .sse:
+            return nil
+        }
+        return (["[profiles.sim]"] + lines).map { "  " + $0 + "\n" }.joined()
     }
 }
 

@@ -3,7 +3,7 @@ import TetherCore
 /// Prints normalized events: JSON Lines (each line whole and written at once) or the readable
 /// streaming view. Stamps every event with the profile and backend it came from.
 final class EventPrinter {
-    private let format: OutputFormat
+    let format: OutputFormat
     private var codec: EventCodec
     private let output: LineOutput
     private var renderer: TextRenderer
@@ -11,15 +11,18 @@ final class EventPrinter {
     private let noteStyle: Style
     private let profile: String?
     private let backend: BackendKind?
+    private let invocation: Invocation
     private var printedAny = false
 
-    init(format: OutputFormat, includeRaw: Bool, profile: String?, backend: BackendKind?,
+    init(format: OutputFormat, includeRaw: Bool, profile: String?, backend: BackendKind?, invocation: Invocation = .plain,
+         answersQuestions: Bool = false,
          output: LineOutput = .standardOutput, style: Style, noteStyle: Style = Style(enabled: false)) {
         self.noteStyle = noteStyle
         self.format = format
         codec = EventCodec(includeRaw: includeRaw)
         self.output = output
-        renderer = TextRenderer(style: style)
+        renderer = TextRenderer(style: style, invocation: invocation, answersQuestions: answersQuestions)
+        self.invocation = invocation
         self.profile = profile
         self.backend = backend
     }
@@ -38,7 +41,18 @@ final class EventPrinter {
         }
         switch format {
         case .jsonl:
-            codec.withLines(events, profile: profile, backend: backend) { output.write($0) }
+            // An error's hint is for a person too (a script shows it): its commands run as printed.
+            if !invocation.globalArguments.isEmpty, events.contains(where: { $0.type == .error && $0.data["hint"] != nil }) {
+                let rewritten = events.map { event in
+                    guard event.type == .error, let hint = event.data["hint"]?.string else { return event }
+                    var event = event
+                    event.data["hint"] = .string(invocation.rewritingCommands(in: hint))
+                    return event
+                }
+                codec.withLines(rewritten, profile: profile, backend: backend) { output.write($0) }
+            } else {
+                codec.withLines(events, profile: profile, backend: backend) { output.write($0) }
+            }
         case .text:
             var text = ""
             for event in events {

@@ -6,6 +6,10 @@ import TetherCore
 /// id, risk and the exact command that answers them.
 struct TextRenderer {
     let style: Style
+    /// Printed commands repeat `-p`/`--config` where this one needs them.
+    let invocation: Invocation
+    /// Whether `approve --answer` reaches this backend (OpenCode): else a question is only shown.
+    let answersQuestions: Bool
     /// Parts whose text was streamed by deltas: their `part.completed` only ends the line.
     private var streamedParts: Set<String> = []
     /// Whether the cursor is in the middle of a line of streamed text.
@@ -13,7 +17,11 @@ struct TextRenderer {
     /// A connection change other than connected was said on stderr (`connectionNote`).
     private var troubled = false
 
-    init(style: Style) { self.style = style }
+    init(style: Style, invocation: Invocation = .plain, answersQuestions: Bool = false) {
+        self.style = style
+        self.invocation = invocation
+        self.answersQuestions = answersQuestions
+    }
 
     mutating func render(_ event: Event) -> String {
         let data = event.data
@@ -50,7 +58,7 @@ struct TextRenderer {
         case .approvalResolved:
             return line(style.cyan("✔ approval \(data["id"]?.string ?? "?") → \(data["decision"]?.string ?? "?")"))
         case .sessionStatus:
-            let status = data["status"]?.string ?? "?"
+            let status = data["status"]?.string.map { SessionStatus(rawValue: $0).map(statusText) ?? $0 } ?? "?"
             return line(style.dim("· session \(event.session ?? "") \(status)"
                 + (data["message"]?.string.map { ": \($0)" } ?? "")))
         case .sessionCreated, .sessionUpdated, .sessionDeleted:
@@ -77,7 +85,10 @@ struct TextRenderer {
             if let cost = data["cost"]?.double { parts.append("$\(cost)") }
             return parts.isEmpty ? "" : line(style.dim("· usage " + parts.joined(separator: ", ")))
         case .notificationReceived:
-            return line(style.bold("🔔 \(data["title"]?.string ?? "")") + " \(data["body"]?.string ?? "")")
+            // The id first: `notifications read ID` and `delete ID` need it.
+            let id = data["id"]?.stringish.map { style.dim($0) + "  " } ?? ""
+            let unread = data["read"]?.bool == false ? style.bold("• ") : ""
+            return line(id + unread + style.bold("🔔 \(data["title"]?.string ?? "")") + " \(data["body"]?.string ?? "")")
         case .connectionState:
             return ""  // on stderr: `connectionNote`
         case .terminalOutput:
@@ -85,7 +96,9 @@ struct TextRenderer {
         case .terminalExit:
             return line(style.dim("terminal exited \(data["code"]?.int.map(String.init) ?? "")"))
         case .error:
-            return line(style.red("error [\(data["code"]?.string ?? "?")]: \(data["message"]?.string ?? "")"))
+            var text = style.red("error [\(data["code"]?.string ?? "?")]: \(data["message"]?.string ?? "")")
+            if let hint = data["hint"]?.string { text += "\n  → " + invocation.rewritingCommands(in: hint) }
+            return line(text)
         }
     }
 
@@ -153,7 +166,9 @@ struct TextRenderer {
         let id = data["id"]?.string ?? "?"
         let risk = data["risk"]?.string ?? "?"
         let riskText = risk == "high" ? style.red(risk) : risk == "medium" ? style.yellow(risk) : style.green(risk)
-        var text = style.inverse(" APPROVAL ") + " " + style.bold(data["title"]?.string ?? data["kind"]?.string ?? "request")
+        let isQuestion = data["kind"]?.string == Approval.Kind.question.rawValue
+        let title = data["title"]?.string ?? data["kind"]?.string ?? "request"
+        var text = style.inverse(isQuestion ? " QUESTION " : " APPROVAL ") + " " + style.bold(title)
             + " [risk \(riskText)]"
         if let command = data["command"]?.string { text += "\n    command: \(command)" }
         if let patterns = data["patterns"]?.array, !patterns.isEmpty {
@@ -161,11 +176,49 @@ struct TextRenderer {
         }
         if let cwd = data["cwd"]?.string { text += "\n    cwd: \(cwd)" }
         if let reason = data["reason"]?.string { text += "\n    reason: \(reason)" }
-        let options = data["options"]?.array?.compactMap(\.string) ?? []
         text += "\n    id: \(id)"
-        text += "\n    answer: " + style.cyan("tether approve \(shellQuote(id)) --decision \(options.first ?? "accept")")
-        if options.count > 1 { text += style.dim("   (options: \(options.joined(separator: ", ")))") }
+        if isQuestion {
+            return line(text + questionLines(id: id, title: title, QuestionForm(data["questions"])))
+        }
+        let options = data["options"]?.array?.compactMap(\.string) ?? []
+        if options.isEmpty {
+            // Nothing this backend lets Tether answer with (CodexMonitor's permission requests).
+            return line(text + Self.unanswerable(style))
+        }
+        // The command alone on its line: copied whole, it runs.
+        text += "\n    answer: " + style.cyan(invocation.command("approve \(shellQuote(id)) --decision \(options.first ?? "accept")"))
+        if options.count > 1 { text += "\n    " + style.dim("decisions: \(options.joined(separator: ", "))") }
         return line(text)
+    }
+
+    private static func unanswerable(_ style: Style) -> String {
+        "\n    " + style.dim("answer it in the backend's own client: Tether cannot answer this kind of request there")
+    }
+
+    /// A question's choices, numbered, and the commands that answer or dismiss it.
+    private func questionLines(id: String, title: String, _ form: QuestionForm?) -> String {
+        var text = ""
+        guard let form else {
+            return answersQuestions ? "\n    answer: " + style.cyan(invocation.command("approve \(shellQuote(id)) --answer TEXT")) : Self.unanswerable(style)
+        }
+        for (index, question) in form.questions.enumerated() {
+            let number = form.questions.count > 1 ? "\(index + 1). " : ""
+            // One question is the title already: only its choices follow.
+            if form.questions.count > 1 || question.text != title || question.multiple {
+                text += "\n    " + style.bold(number + question.text) + (question.multiple ? style.dim(" (one or more)") : "")
+            }
+            for (choice, label) in question.labels.enumerated() {
+                let about = question.descriptions[choice].map { style.dim(" — \($0)") } ?? ""
+                text += "\n      \(choice + 1)) \(label)\(about)"
+            }
+        }
+        guard answersQuestions else { return text + Self.unanswerable(style) }
+        let example = form.questions.enumerated().map { index, question in
+            "--answer " + form.answerArgument(question.labels.first ?? "TEXT", question: index)
+        }.joined(separator: " ")
+        text += "\n    answer: " + style.cyan(invocation.command("approve \(shellQuote(id)) \(example)"))
+        text += "\n    dismiss: " + style.cyan(invocation.command("approve \(shellQuote(id)) --decision decline"))
+        return text
     }
 }
 

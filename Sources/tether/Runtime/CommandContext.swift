@@ -29,11 +29,17 @@ struct CommandContext {
 
     func selectProfile() throws -> (ConfigFile, Profile) {
         let config = try loadConfig()
-        return (config, try config.profile(named: options.profile))
+        let profile = try config.profile(named: options.profile)
+        Invocation.current = Invocation(options: options, config: config, profile: profile.name, environment: environment)
+        return (config, profile)
     }
 
-    func makePrinter(profile: String?, backend: BackendKind?) -> EventPrinter {
-        EventPrinter(format: format, includeRaw: options.raw, profile: profile, backend: backend,
+    /// How a command printed for the user must start to act where this one did (`Invocation`).
+    var invocation: Invocation { Invocation.current }
+
+    func makePrinter(profile: String?, backend: BackendKind?, capabilities: BackendCapabilities = []) -> EventPrinter {
+        EventPrinter(format: format, includeRaw: options.raw, profile: profile, backend: backend, invocation: invocation,
+                     answersQuestions: capabilities.contains(.questions),
                      style: Style.forStream(.standardOutput, environment: environment.variables),
                      noteStyle: Style.forStream(.standardError, environment: environment.variables))
     }
@@ -110,7 +116,7 @@ struct CommandContext {
         guard backend.capabilities.contains(capability) else {
             throw TetherError.unsupported("`tether \(command)`", backend: backend.kind)
         }
-        let printer = makePrinter(profile: profile.name, backend: backend.kind)
+        let printer = makePrinter(profile: profile.name, backend: backend.kind, capabilities: backend.capabilities)
         defer { printer.finish() }
         try await body(profile, backend, printer)
         StatusLine.shared.clear()

@@ -22,6 +22,6 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
 }
 
 private func fail(_ error: TetherError) throws -> Never {
-    LineOutput.standardError.write("tether: \(error.description)\n")
+    LineOutput.standardError.write("tether: \(error.hintRewritten(for: Invocation.current).description)\n")
     throw ExitCode(error.exitCode)
 }

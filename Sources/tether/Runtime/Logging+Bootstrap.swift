@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Synchronization
 
@@ -15,11 +16,7 @@ enum LogSetup {
         done.withLock { done in
             guard !done else { return }
             done = true
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return StatusLineAware(inner: handler)
-            }
+            LoggingSystem.bootstrap { label in StatusLineAware(label: label, level: level) }
         }
         var logger = Logger(label: "tether")
         logger.logLevel = level
@@ -27,28 +24,49 @@ enum LogSetup {
     }
 }
 
-/// A log handler that erases the status line ("connecting…", drawn without a newline) before
-/// each line it writes, as `LineOutput` does for everything else.
+/// Log lines on stderr, one line each, whole: `TIME LEVEL LABEL: MESSAGE key=value …`. A value
+/// with spaces is quoted, and one spanning lines (a `TetherError` with its `→ hint`) is folded
+/// onto the line: with swift-log's stream handler the hint's line ran on into the next fields.
+/// The status line ("connecting…", drawn without a newline) is erased first, as `LineOutput`
+/// does for everything else.
 struct StatusLineAware: LogHandler {
-    var inner: StreamLogHandler
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+    let label: String
+
+    init(label: String, level: Logger.Level) {
+        self.label = label
+        logLevel = level
+    }
 
     func log(event: LogEvent) {
-        StatusLine.shared.clear()
-        inner.log(event: event)
+        var fields = metadata
+        if let extra = event.metadata { fields.merge(extra) { $1 } }
+        var line = "\(Self.timestamp()) \(event.level) \(label): \(Self.folded(event.message.description))"
+        for key in fields.keys.sorted() {
+            line += " \(key)=\(Self.quoted(Self.folded(fields[key]!.description)))"
+        }
+        LineOutput.standardError.write(line + "\n")
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { inner[metadataKey: key] }
-        set { inner[metadataKey: key] = newValue }
+        get { metadata[key] }
+        set { metadata[key] = newValue }
     }
 
-    var metadata: Logger.Metadata {
-        get { inner.metadata }
-        set { inner.metadata = newValue }
+    /// One line: a hint's "\n  → " becomes " → ", any other line break a space.
+    static func folded(_ text: String) -> String {
+        guard text.contains(where: \.isNewline) else { return text }
+        return text.replacingOccurrences(of: "\n  → ", with: " → ")
+            .split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 
-    var logLevel: Logger.Level {
-        get { inner.logLevel }
-        set { inner.logLevel = newValue }
+    static func quoted(_ value: String) -> String {
+        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    private static func timestamp() -> String {
+        Date.now.formatted(.iso8601)
     }
 }
