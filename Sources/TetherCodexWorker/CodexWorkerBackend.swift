@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import TetherCore
 import TetherNet
+import TetherAdapterSupport
 
 /// The `codex-worker` backend: the Codex Worker (a Node service in front of `codex app-server`)
 /// over REST and per-job SSE. Sessions are threads, turns are jobs. See adapters.md.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherCore
 import TetherNet
+import TetherAdapterSupport
 
 /// The `opencode` backend: an OpenCode server (`opencode serve`), over REST and the
 /// `/global/event` SSE stream. See adapters.md (OpenCode) for the mapping.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherCore
 import TetherNet
+import TetherAdapterSupport
 import TetherStreaming
 
 /// The live side of the OpenCode backend, reduced to I/O: one SSE subscription

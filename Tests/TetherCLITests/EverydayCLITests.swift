@@ -9,28 +9,20 @@ import TetherSim
     /// A session whose turn waits for an approval reads "waiting for you", not `[busy]`; in
     /// JSON Lines its status is `waiting_approval`.
     @Test func aSessionWaitingForAnApprovalSaysSo() async throws {
-        let simulator = OpenCodeSimulator(options: .init(password: "secret"))
-        let url = try await simulator.start()
-        defer { Task { await simulator.stop() } }
-        let config = try TemporaryConfig("""
-            [profiles.oc]
-            backend = "opencode"
-            url = "\(url.absoluteString)"
-            password = "secret"
-            """)
-        let global = ["--config", config.path]
-        let session = try await TetherProcess.createSession(global)
-        let send = try TetherProcess(["send", session, OpenCodeCLITests.prompt, "--follow"] + global)
-        let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
+        try await withSimulatedOpenCode { global in
+            let session = try await TetherProcess.createSession(global)
+            let send = try TetherProcess(["send", session, OpenCodeCLITests.prompt, "--follow"] + global)
+            let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
 
-        let text = try await TetherProcess.run(["sessions", "list", "-o", "text"] + global)
-        let line = try #require(text.stdout.split(separator: "\n").first { $0.hasPrefix(session) }, "\(text.stdout)")
-        #expect(line.contains("[waiting for you]"), "\(line)")
-        let listed = try await TetherProcess.run(["sessions", "list"] + global)
-        #expect(try listed.events().first { $0.session == session }?.data["status"] == "waiting_approval")
+            let text = try await TetherProcess.run(["sessions", "list", "-o", "text"] + global)
+            let line = try #require(text.stdout.split(separator: "\n").first { $0.hasPrefix(session) }, "\(text.stdout)")
+            #expect(line.contains("[waiting for you]"), "\(line)")
+            let listed = try await TetherProcess.run(["sessions", "list"] + global)
+            #expect(try listed.events().first { $0.session == session }?.data["status"] == "waiting_approval")
 
-        #expect(try await TetherProcess.run(["approve", id] + global).status == 0)
-        #expect(try await send.finish().status == 0)
+            #expect(try await TetherProcess.run(["approve", id] + global).status == 0)
+            #expect(try await send.finish().status == 0)
+        }
     }
 
     /// `notifications count -o text` printed JSON; the text list had no ids though `read` and

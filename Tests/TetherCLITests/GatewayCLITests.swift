@@ -69,7 +69,7 @@ import Glibc
     @Test func approvalsAnswerOnceAndSurviveARestart() async throws {
         try await withGateway { gateway in
             try await gateway.start()
-            let (session, id) = try await gateway.requestApproval(Self.approvalPrompt)
+            let (_, id) = try await gateway.requestApproval(Self.approvalPrompt)
             let pending = try await gateway.get("/v1/approvals?profile=oc")
             #expect(pending.json?.array?.compactMap { $0["data"]?["id"]?.string } == [id])
 

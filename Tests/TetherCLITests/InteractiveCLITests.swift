@@ -11,19 +11,6 @@ import TetherSim
 @Suite(.serialized) struct InteractiveCLITests {
     let env = ["OC_PW": "secret"]
 
-    func withOpenCode(_ body: ([String]) async throws -> Void) async throws {
-        let simulator = OpenCodeSimulator(options: .init(password: "secret"))
-        let url = try await simulator.start()
-        defer { Task { await simulator.stop() } }
-        let config = try TemporaryConfig("""
-            [profiles.oc]
-            backend = "opencode"
-            url = "\(url.absoluteString)"
-            password = { env = "OC_PW" }
-            """)
-        try await body(["--config", config.path])
-    }
-
     /// The text after `label` on the last line of `shown` that has it.
     func printed(after label: String, in shown: String) -> String? {
         guard let line = shown.split(separator: "\n").last(where: { $0.contains(label) }),
@@ -32,7 +19,7 @@ import TetherSim
     }
 
     @Test func anApprovalIsAnsweredByOneKey() async throws {
-        try await withOpenCode { global in
+        try await withSimulatedOpenCode { global in
             let session = try await TetherProcess.createSession(global, environment: env)
             let run = try await PseudoTerminal.run(["send", session, OpenCodeCLITests.prompt, "--follow"] + global,
                                                    steps: ["expect:answer now?", "send:a"], environment: env)
@@ -47,7 +34,7 @@ import TetherSim
     /// Enter leaves it pending and prints the command that answers it later; run as printed
     /// (from elsewhere), it answers, and the turn goes on to the end.
     @Test func enterLeavesItPendingWithTheCommandForLater() async throws {
-        try await withOpenCode { global in
+        try await withSimulatedOpenCode { global in
             let session = try await TetherProcess.createSession(global, environment: env)
             let terminal = try PseudoTerminal(["send", session, OpenCodeCLITests.prompt, "--follow"] + global,
                                               steps: ["expect:answer now?", "send:\\r"], environment: env)
@@ -65,7 +52,7 @@ import TetherSim
     /// stdout on a terminal but stdin not (a script feeding it): nothing is asked, nothing waits
     /// for a key; the approval is shown with its command, answered from elsewhere.
     @Test func nothingIsAskedWhenStdinIsNotATerminal() async throws {
-        try await withOpenCode { global in
+        try await withSimulatedOpenCode { global in
             let session = try await TetherProcess.createSession(global, environment: env)
             let line = ([TetherProcess.binary.path, "send", session, OpenCodeCLITests.prompt, "--follow"] + global)
                 .map { "'\($0)'" }.joined(separator: " ") + " < /dev/null"
@@ -83,7 +70,7 @@ import TetherSim
     /// or Ctrl-C while it waits. `stty -a` runs on the same terminal after tether.
     @Test(arguments: ["a", "\\x03"])
     func theTerminalIsGivenBack(key: String) async throws {
-        try await withOpenCode { global in
+        try await withSimulatedOpenCode { global in
             let session = try await TetherProcess.createSession(global, environment: env)
             let command = ([TetherProcess.binary.path, "send", session, OpenCodeCLITests.prompt, "--follow"] + global)
                 .map { "'\($0)'" }.joined(separator: " ")
@@ -101,7 +88,7 @@ import TetherSim
 
     /// A question's choices are shown numbered, and one key picks one.
     @Test func aQuestionIsAnsweredByItsNumber() async throws {
-        try await withOpenCode { global in
+        try await withSimulatedOpenCode { global in
             let session = try await TetherProcess.createSession(global, environment: env)
             let run = try await PseudoTerminal.run(["send", session, "ask me which directory to choose", "--follow"] + global,
                                                    steps: ["expect:answer now?", "send:2"], environment: env)

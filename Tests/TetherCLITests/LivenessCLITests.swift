@@ -45,26 +45,16 @@ import TetherSim
 
     /// OpenCode, `liveness = 2`: the permission waits 6 s (heartbeats every 10 s).
     @Test func anOpenCodeSessionWaitingForAPermissionIsNotReconnected() async throws {
-        let simulator = OpenCodeSimulator(options: .init(password: "secret"))
-        let url = try await simulator.start()
-        defer { Task { await simulator.stop() } }
-        let config = try TemporaryConfig("""
-            [profiles.oc]
-            backend = "opencode"
-            url = "\(url.absoluteString)"
-            password = "secret"
-            liveness = 2
-            reconnect_delay = 0.2
-            """)
-        let global = ["--config", config.path]
-        let session = try await TetherProcess.createSession(global)
-        let send = try TetherProcess(["send", session, OpenCodeCLITests.prompt, "--follow"] + global)
-        let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
-        try await Task.sleep(for: Self.quiet)
-        #expect(try await TetherProcess.run(["approve", id] + global).status == 0)
-        let result = try await send.finish()
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(reconnects(try result.events()).isEmpty, "\(result.stdout)")
+        try await withSimulatedOpenCode(extra: "liveness = 2\nreconnect_delay = 0.2") { global in
+            let session = try await TetherProcess.createSession(global)
+            let send = try TetherProcess(["send", session, OpenCodeCLITests.prompt, "--follow"] + global)
+            let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
+            try await Task.sleep(for: Self.quiet)
+            #expect(try await TetherProcess.run(["approve", id] + global).status == 0)
+            let result = try await send.finish()
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(reconnects(try result.events()).isEmpty, "\(result.stdout)")
+        }
     }
 
     /// CodexMonitor: a quiet daemon "restarted" three times (a proxy in front resets every

@@ -12,21 +12,13 @@ import TetherSim
     static let prompt = "ask me which directory to choose"
 
     func withQuestion(_ body: ([String], TetherProcess, Event) async throws -> Void) async throws {
-        let simulator = OpenCodeSimulator(options: .init(password: "secret"))
-        let url = try await simulator.start()
-        defer { Task { await simulator.stop() } }
-        let config = try TemporaryConfig("""
-            [profiles.oc]
-            backend = "opencode"
-            url = "\(url.absoluteString)"
-            password = { env = "OC_PW" }
-            """)
-        let global = ["--config", config.path]
-        let session = try await TetherProcess.createSession(global, environment: env)
-        let send = try TetherProcess(["send", session, Self.prompt, "--follow"] + global, environment: env)
-        let question = try await send.waitForEvent(.approvalRequested)
-        #expect(question.data["kind"] == "question")
-        try await body(global, send, question)
+        try await withSimulatedOpenCode { global in
+            let session = try await TetherProcess.createSession(global, environment: env)
+            let send = try TetherProcess(["send", session, Self.prompt, "--follow"] + global, environment: env)
+            let question = try await send.waitForEvent(.approvalRequested)
+            #expect(question.data["kind"] == "question")
+            try await body(global, send, question)
+        }
     }
 
     @Test func answeredByItsChoice() async throws {
@@ -68,24 +60,16 @@ import TetherSim
 
     /// The readable view shows the choices and the commands that answer or dismiss.
     @Test func theTextViewShowsTheChoicesAndTheCommand() async throws {
-        let simulator = OpenCodeSimulator(options: .init(password: "secret"))
-        let url = try await simulator.start()
-        defer { Task { await simulator.stop() } }
-        let config = try TemporaryConfig("""
-            [profiles.oc]
-            backend = "opencode"
-            url = "\(url.absoluteString)"
-            password = { env = "OC_PW" }
-            """)
-        let global = ["--config", config.path]
-        let session = try await TetherProcess.createSession(global, environment: env)
-        let send = try TetherProcess(["send", session, Self.prompt, "--follow", "-o", "text"] + global, environment: env)
-        let line = try await send.waitForLine { $0.contains("answer: ") }
-        let shown = send.stdoutLines.joined(separator: "\n")
-        #expect(shown.contains("Which directory should I clean?") && shown.contains("1) build") && shown.contains("2) dist"), "\(shown)")
-        let command = try #require(line.components(separatedBy: "answer: ").last)
-        #expect(command.hasSuffix("--answer build"), "\(command)")
-        #expect(try await TetherProcess.runPrinted(command, environment: env).status == 0)
-        #expect(try await send.finish().status == 0)
+        try await withSimulatedOpenCode { global in
+            let session = try await TetherProcess.createSession(global, environment: env)
+            let send = try TetherProcess(["send", session, Self.prompt, "--follow", "-o", "text"] + global, environment: env)
+            let line = try await send.waitForLine { $0.contains("answer: ") }
+            let shown = send.stdoutLines.joined(separator: "\n")
+            #expect(shown.contains("Which directory should I clean?") && shown.contains("1) build") && shown.contains("2) dist"), "\(shown)")
+            let command = try #require(line.components(separatedBy: "answer: ").last)
+            #expect(command.hasSuffix("--answer build"), "\(command)")
+            #expect(try await TetherProcess.runPrinted(command, environment: env).status == 0)
+            #expect(try await send.finish().status == 0)
+        }
     }
 }

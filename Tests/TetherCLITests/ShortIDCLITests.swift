@@ -9,19 +9,6 @@ import TetherSim
 @Suite(.serialized) struct ShortIDCLITests {
     let env = ["OC_PW": "secret"]
 
-    func withOpenCode(_ body: ([String]) async throws -> Void) async throws {
-        let simulator = OpenCodeSimulator(options: .init(password: "secret"))
-        let url = try await simulator.start()
-        defer { Task { await simulator.stop() } }
-        let config = try TemporaryConfig("""
-            [profiles.oc]
-            backend = "opencode"
-            url = "\(url.absoluteString)"
-            password = { env = "OC_PW" }
-            """)
-        try await body(["--config", config.path])
-    }
-
     /// The shortest start of `id` that no other of `ids` has.
     func shortest(_ id: String, among ids: [String]) -> String {
         for length in 1...id.count {
@@ -47,7 +34,7 @@ import TetherSim
     }
 
     @Test func aSessionPrefixPicksTheSessionAndAnAmbiguousOneListsTheMatches() async throws {
-        try await withOpenCode { global in
+        try await withSimulatedOpenCode { global in
             let ids = [try await TetherProcess.createSession(global, environment: env),
                        try await TetherProcess.createSession(global, environment: env)]
             let common = String(zip(ids[0], ids[1]).prefix { $0 == $1 }.map(\.0))
@@ -71,7 +58,7 @@ import TetherSim
     }
 
     @Test func anApprovalByItsStartOrLast() async throws {
-        try await withOpenCode { global in
+        try await withSimulatedOpenCode { global in
             let (_, approvals, sends) = try await twoPendingApprovals(global)
             let common = String(zip(approvals[0], approvals[1]).prefix { $0 == $1 }.map(\.0))
             let ambiguous = try await TetherProcess.run(["approve", common] + global, environment: env)

@@ -1,6 +1,6 @@
 import Testing
 import TetherCore
-@testable import TetherNet
+import TetherAdapterSupport
 
 @Suite struct PathSegmentTests {
     @Test func everythingButUnreservedBytesIsEncoded() throws {
