@@ -40,7 +40,7 @@ struct SendCommand: AsyncParsableCommand {
                     : nil
                 let answersQuestions = backend.capabilities.contains(.questions)
                 let interruption = FollowInterruption(session: session, profile: profile.name, invocation: context.invocation,
-                                                      cleanup: { prompt?.keys.restore() })
+                                                      cleanup: { prompt?.keys.stop() })
                 let handler = interruption.install()
                 defer {
                     prompt?.stop()

@@ -16,7 +16,8 @@ final class FollowInterruption: Sendable {
     private let running: Mutex<Running>
     private let profile: String
     private let invocation: Invocation
-    /// Run first when interrupted (a terminal in raw mode is put back).
+    /// Run first when interrupted (a terminal in key mode is put back, and the wait for a key
+    /// ended, so its thread cannot put it in key mode again before the process exits).
     private let cleanup: @Sendable () -> Void
 
     init(session: String, profile: String, invocation: Invocation, cleanup: @escaping @Sendable () -> Void = {}) {
