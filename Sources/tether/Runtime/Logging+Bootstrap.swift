@@ -24,7 +24,7 @@ enum LogSetup {
     }
 }
 
-/// Log lines on stderr, one line each, whole: `TIME LEVEL LABEL: MESSAGE key=value …`. A value
+/// Log lines on stderr, one line each, whole: `TIME LEVEL LABEL: [MODULE] MESSAGE key=value …`. A value
 /// with spaces is quoted, and one spanning lines (a `TetherError` with its `→ hint`) is folded
 /// onto the line: with swift-log's stream handler the hint's line ran on into the next fields.
 /// The status line ("connecting…", drawn without a newline) is erased first, as `LineOutput`
@@ -42,7 +42,7 @@ struct StatusLineAware: LogHandler {
     func log(event: LogEvent) {
         var fields = metadata
         if let extra = event.metadata { fields.merge(extra) { $1 } }
-        var line = "\(Self.timestamp()) \(event.level) \(label): \(Self.folded(event.message.description))"
+        var line = "\(Self.timestamp()) \(event.level) \(label): [\(event.source)] \(Self.folded(event.message.description))"
         for key in fields.keys.sorted() {
             line += " \(key)=\(Self.quoted(Self.folded(fields[key]!.description)))"
         }
