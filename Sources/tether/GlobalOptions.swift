@@ -8,14 +8,12 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The config file (default: $TETHER_CONFIG, else $XDG_CONFIG_HOME/tether/config.toml, else ~/.config/tether/config.toml).", valueName: "path"))
     var config: String?
 
-    @Option(name: [.short, .long], help: "Output: jsonl (one JSON object a line) or text (readable). Default: jsonl when stdout is not a terminal.")
-    var output: OutputFormat?
+    /// `-o`, `--raw` and `-v`, declared once (`ViewOptions`).
+    @OptionGroup var view: ViewOptions
 
-    @Flag(name: .long, help: "Include each event's original wire message as \"raw\".")
-    var raw = false
-
-    @Flag(name: .short, help: "More logging on stderr (-v info, -vv debug, -vvv trace).")
-    var verbose: Int
+    var output: OutputFormat? { view.output }
+    var raw: Bool { view.raw }
+    var verbose: Int { view.verbose }
 }
 
 /// The options of a command that reads no profile and prints no events (`simulate`): only -v.
@@ -33,8 +31,9 @@ struct ViewOptions: ParsableArguments {
     @Flag(name: .long, help: "Include each event's original wire message as \"raw\".")
     var raw = false
 
-    @Flag(name: .short, help: "More logging on stderr (-v info, -vv debug, -vvv trace).")
-    var verbose: Int
+    @OptionGroup var logging: LoggingOptions
+
+    var verbose: Int { logging.verbose }
 
     /// The same choices as the global options (no profile, no config file).
     func global() throws -> GlobalOptions {
