@@ -1,3 +1,4 @@
+import TetherCodexProtocol
 import Logging
 import TetherCore
 import TetherNet
@@ -61,7 +62,7 @@ public struct CodexMonitorBackend: Backend {
     let logger: Logger
     let connector: CodexMonitorClient.Connector
     /// What this process answered, so its own streams can say how an approval was resolved.
-    let answers = CodexMonitorAnswerLedger()
+    let answers = CodexAnswerLedger()
 
     public init(configuration: Configuration, logger: Logger) {
         self.init(configuration: configuration, logger: logger, connector: CodexMonitorClient.tcp)
@@ -163,7 +164,7 @@ public struct CodexMonitorBackend: Backend {
             var sessions: [Session] = []
             for workspace in workspaces {
                 let threads = try await api("listing the threads of workspace \(workspace.id)") { try await client.threads(in: workspace) }
-                sessions += threads.compactMap { CodexMonitorThread.session(workspace: workspace.id, thread: $0) }
+                sessions += threads.compactMap { CodexThread.session(scope: workspace.id, thread: $0) }
             }
             return sessions.sorted { ($0.updatedAt ?? 0) > ($1.updatedAt ?? 0) }
         }
@@ -193,7 +194,7 @@ public struct CodexMonitorBackend: Backend {
             let started = try await api("starting a thread in workspace \(workspace.id)") {
                 try await client.codex("start_thread", ["workspaceId": .string(workspace.id)], doing: "starting a thread")
             }
-            guard var session = CodexMonitorThread.session(workspace: workspace.id, thread: started["thread"] ?? .null) else {
+            guard var session = CodexThread.session(scope: workspace.id, thread: started["thread"] ?? .null) else {
                 throw TetherError(.badData, "CodexMonitor started a thread but its answer has no thread id: \(started.serialized.prefix(200))")
             }
             if let title = request.title, let thread = CodexMonitorSessionID.parse(session.id)?.thread {
@@ -223,7 +224,7 @@ public struct CodexMonitorBackend: Backend {
                 // Forked daemons have no read_thread.
                 result = try await api("reading thread \(thread)") { try await client.codex("resume_thread", params, doing: "reading the thread") }
             }
-            guard let session = CodexMonitorThread.session(workspace: workspace, thread: result["thread"] ?? .null) else {
+            guard let session = CodexThread.session(scope: workspace, thread: result["thread"] ?? .null) else {
                 throw TetherError(.notFound, "Codex has no thread \(thread) in workspace \(workspace)",
                                   hint: "`tether sessions list` shows this profile's sessions")
             }
@@ -248,7 +249,7 @@ public struct CodexMonitorBackend: Backend {
     public func history(session: String, limit: Int?) async throws -> [Event] {
         let (workspace, thread) = try parseSession(session)
         return try await withClient { client in
-            CodexMonitorEventMapper.history(workspace: workspace, thread: try await resume(client, workspace: workspace, thread: thread),
+            CodexAppServerMapper.history(scope: workspace, thread: try await resume(client, workspace: workspace, thread: thread),
                                             limit: limit)
         }
     }
@@ -294,7 +295,7 @@ public struct CodexMonitorBackend: Backend {
             var turnID = turn
             if turnID == nil {
                 let object = try await resume(client, workspace: workspace, thread: thread)
-                turnID = CodexMonitorThread.runningTurns(object).last
+                turnID = CodexThread.runningTurns(object).last
             }
             guard let turnID else {
                 throw TetherError(.failed, "thread \(thread) has no running turn to abort",
@@ -314,19 +315,19 @@ public struct CodexMonitorBackend: Backend {
         let only = try session.map(parseSession)
         let sessionID = only.map { CodexMonitorSessionID.make(workspace: $0.workspace, thread: $0.thread) }
         return try await withClient { client in
-            var mapper = CodexMonitorEventMapper()
+            var mapper = CodexAppServerMapper()
             var threads: [(workspace: String, thread: String)] = []
             if let only {
                 threads = [only]
             } else {
                 for workspace in try await watchedWorkspaces(client) {
                     let listed = try await api("listing the threads of workspace \(workspace.id)") { try await client.threads(in: workspace) }
-                    threads += listed.filter(CodexMonitorThread.isActive).compactMap { $0["id"]?.string }.map { (workspace.id, $0) }
+                    threads += listed.filter(CodexThread.isActive).compactMap { $0["id"]?.string }.map { (workspace.id, $0) }
                 }
             }
             // Codex re-announces a thread's pending requests when it is resumed; nothing else lists them.
             for (workspace, thread) in threads {
-                _ = mapper.reconcile(workspace: workspace, thread: try await resume(client, workspace: workspace, thread: thread))
+                _ = mapper.reconcile(scope: workspace, thread: try await resume(client, workspace: workspace, thread: thread))
             }
             for notification in try await CodexMonitorEventStream.settle(client, quiet: configuration.settle) {
                 _ = mapper.map(method: notification.method, params: notification.params)
@@ -336,10 +337,10 @@ public struct CodexMonitorBackend: Backend {
     }
 
     public func approve(id: String, answer: ApprovalAnswer) async throws -> Event {
-        guard let approval = CodexMonitorApprovalID(parsing: id) else {
+        guard let approval = CodexApprovalID(monitorID: id) else {
             throw TetherError(.usage, "\"\(id)\" is not a CodexMonitor approval id (WORKSPACE~THREAD~REQUEST~KIND~TURN~ITEM, as approval.requested prints it)")
         }
-        let result = try CodexMonitorDecision.result(for: answer, kind: approval.kind)
+        let result = try CodexDecision.result(for: answer, kind: approval.kind)
         return try await withClient { client in
             do {
                 try await requireRunningTurn(for: approval, id: id, client: client)
@@ -367,9 +368,9 @@ public struct CodexMonitorBackend: Backend {
     /// whatever request now has that id, and app-server numbers its requests from 0 again when it
     /// restarts: an approval left over from before would answer a new request nobody has seen.
     /// `resume_thread` (the workspace is not connected for it: answering never starts Codex)
-    /// says whether the thread is running a turn and which; see `CodexMonitorThread.whyNotWaiting`.
+    /// says whether the thread is running a turn and which; see `CodexThread.whyNotWaiting`.
     /// A daemon without `resume_thread` is answered as before.
-    private func requireRunningTurn(for approval: CodexMonitorApprovalID, id: String, client: CodexMonitorClient) async throws {
+    private func requireRunningTurn(for approval: CodexApprovalID, id: String, client: CodexMonitorClient) async throws {
         let thread: JSONValue
         do {
             thread = try await client.codex("resume_thread", ["workspaceId": .string(approval.workspace), "threadId": .string(approval.thread)],
@@ -381,7 +382,7 @@ public struct CodexMonitorBackend: Backend {
             logger.debug("the daemon has no resume_thread; answering without checking the turn", metadata: ["approval": "\(id)"])
             return
         }
-        if let reason = CodexMonitorThread.whyNotWaiting(thread, turn: approval.turn) {
+        if let reason = CodexThread.whyNotWaiting(thread, turn: approval.turn) {
             throw TetherError(.notFound, "approval \(id) is no longer pending: \(reason)",
                               hint: "Codex may have restarted since it asked; `tether approvals` lists what is pending")
         }

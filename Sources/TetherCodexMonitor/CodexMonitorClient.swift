@@ -1,3 +1,4 @@
+import TetherCodexProtocol
 import Logging
 import Synchronization
 import TetherCore

@@ -1,3 +1,4 @@
+import TetherCodexProtocol
 import TetherCore
 
 /// A streamed piece of an item (`item/agentMessage/delta`, `item/commandExecution/outputDelta`,
@@ -11,16 +12,4 @@ struct CodexMonitorDelta: Sendable, Equatable {
     var turn: String?
     var item: String?
     var delta: String
-
-    /// The delta methods: the kind of part each extends, and which of its fields.
-    static func target(ofMethod method: String) -> (kind: PartKind, field: String)? {
-        switch method {
-        case "item/agentMessage/delta": return (.text, "text")
-        case "item/plan/delta": return (.plan, "text")
-        case "item/reasoning/summaryTextDelta", "item/reasoning/textDelta": return (.reasoning, "text")
-        case "item/commandExecution/outputDelta": return (.command, "output")
-        case "item/fileChange/outputDelta": return (.fileChange, "output")
-        default: return nil
-        }
-    }
 }

@@ -1,3 +1,4 @@
+import TetherCodexProtocol
 import Logging
 import TetherCore
 import TetherNet
@@ -223,7 +224,7 @@ struct CodexMonitorEventStream: Sendable {
                 let threads = try await readOrGap(.listThreads, &snapshot) {
                     try await backend.api("listing the threads of workspace \(workspace.id)") { try await client.threads(in: workspace) }
                 }
-                for thread in threads ?? [] where CodexMonitorThread.isActive(thread) {
+                for thread in threads ?? [] where CodexThread.isActive(thread) {
                     if let id = thread["id"]?.string { active.append((workspace.id, id)) }
                 }
             }

@@ -1,3 +1,4 @@
+import TetherCodexProtocol
 import TetherCore
 
 /// The lines a busy CodexMonitor stream is made of — an item delta, and the `item/started` that
@@ -62,12 +63,12 @@ enum CodexMonitorHotLine: Sendable, Equatable {
                 guard let item else { return nil }
                 return .itemStarted(CodexMonitorItemStart(workspace: workspace, thread: thread, turn: turn, item: item))
             }
-            guard CodexMonitorDelta.target(ofMethod: method) != nil, let delta else { return nil }
+            guard CodexItemDelta.target(ofMethod: method) != nil, let delta else { return nil }
             return .delta(CodexMonitorDelta(workspace: workspace, method: method, thread: thread, turn: turn, item: itemID, delta: delta))
         }
 
         static func isHot(_ method: String) -> Bool {
-            method == "item/started" || CodexMonitorDelta.target(ofMethod: method) != nil
+            method == "item/started" || CodexItemDelta.target(ofMethod: method) != nil
         }
 
         /// `{"method":"app-server-event","params":{"workspace_id":…,"message":{"method":…,"params":{…}}}}`

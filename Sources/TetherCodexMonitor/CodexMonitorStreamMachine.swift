@@ -1,3 +1,4 @@
+import TetherCodexProtocol
 import TetherCore
 
 /// The CodexMonitor stream's protocol rules, as a pure state machine (the shape
@@ -83,7 +84,7 @@ struct CodexMonitorStreamMachine {
         var hasPrompt: Bool
     }
 
-    private(set) var mapper: CodexMonitorEventMapper
+    private(set) var mapper: CodexAppServerMapper
     private var filter: EventFilter
     /// Events carry their wire message as `raw` (the request's `raw`, `--raw`).
     private let keepsRaw: Bool
@@ -104,7 +105,7 @@ struct CodexMonitorStreamMachine {
     /// A bound of the mapper's was reached and said so (once per run).
     private var boundReported = false
 
-    init(request: EventsRequest, configuration: Configuration, mapper: CodexMonitorEventMapper = CodexMonitorEventMapper()) {
+    init(request: EventsRequest, configuration: Configuration, mapper: CodexAppServerMapper = CodexAppServerMapper()) {
         self.configuration = configuration
         self.mapper = mapper
         filter = EventFilter(session: configuration.target.map { CodexMonitorSessionID.make(workspace: $0.workspace, thread: $0.thread) },
@@ -149,16 +150,16 @@ struct CodexMonitorStreamMachine {
         var processReplaced = false
         switch method {
         case "app-server-event":
-            workspace = CodexMonitorEventMapper.string(params, "workspace_id", "workspaceId")
+            workspace = CodexAppServerMapper.string(params, "workspace_id", "workspaceId")
             let inner = params["message"]?["method"]?.string ?? "(none)"
             processReplaced = inner == "codex/connected"
             if inner == "codex/stderr" {
                 notes.append(.note(.codexStderr(workspace: workspace, line: params["message"]?["params"]?["message"]?.string ?? "")))
-            } else if !CodexMonitorEventMapper.handledMethods.contains(inner) {
+            } else if !CodexAppServerMapper.handledMethods.contains(inner) {
                 notes.append(.note(.unmapped(method: inner)))
             }
         case "terminal-output", "terminal-exit":
-            workspace = CodexMonitorEventMapper.string(params, "workspaceId", "workspace_id")
+            workspace = CodexAppServerMapper.string(params, "workspaceId", "workspace_id")
         default:
             return [.note(.ignored(method: method))]
         }
@@ -171,7 +172,7 @@ struct CodexMonitorStreamMachine {
         }
         // A new app-server: turns held open there may have died with the old one, and will not
         // say so. Re-reading their threads tells which (Codex reads a dead turn back `interrupted`).
-        let resync = processReplaced && workspace.map(mapper.hasOpenTurns(inWorkspace:)) == true
+        let resync = processReplaced && workspace.map(mapper.hasOpenTurns(inScope:)) == true
         return notes + emit(events) + (resync ? [.resync] : [])
     }
 
@@ -253,7 +254,7 @@ struct CodexMonitorStreamMachine {
                     filter.promptWasSent(turn: ours)
                     events += mapper.started(session: CodexMonitorSessionID.make(workspace: target.workspace, thread: target.thread),
                                              turn: ours)
-                } else if CodexMonitorThread.status(read.thread["status"]) == .idle {
+                } else if CodexThread.status(read.thread["status"]) == .idle {
                     // No turn came of it and the thread is idle: the prompt was lost with the
                     // link before the daemon read it (the daemon answers only once the turn has
                     // started). Sent again below, rather than waited for forever.
@@ -262,7 +263,7 @@ struct CodexMonitorStreamMachine {
             }
         }
         for read in snapshot.threads {
-            events += mapper.reconcile(workspace: read.workspace, thread: read.thread)
+            events += mapper.reconcile(scope: read.workspace, thread: read.thread)
         }
         actions += emit(events.stamped(at: time))
         if configuration.hasPrompt, !promptPosted, !filter.isDone { actions.append(.postPrompt) }

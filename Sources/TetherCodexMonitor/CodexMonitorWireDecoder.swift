@@ -1,13 +1,14 @@
+import TetherCodexProtocol
 import TetherCore
 
 /// The CodexMonitor daemon's wire read without a daemon: one line of its newline JSON-RPC in,
 /// the normalized events it means out. A notification is classified and mapped as the event
-/// stream does (``CodexMonitorRPC/Message``, ``CodexMonitorEventMapper``); a response carrying
+/// stream does (``CodexMonitorRPC/Message``, ``CodexAppServerMapper``); a response carrying
 /// a thread (a `resume_thread` answer) is unwrapped and read both ways the backend reads one:
 /// reconciled into the stream, and as `history`. Public for tools that replay recorded
 /// traffic, and for the fuzz targets (`Fuzz/`).
 public struct CodexMonitorWireDecoder {
-    private var mapper = CodexMonitorEventMapper()
+    private var mapper = CodexAppServerMapper()
     /// The workspace that threads in responses belong to (a response does not name it).
     public let workspace: String
 
@@ -34,8 +35,8 @@ public struct CodexMonitorWireDecoder {
         case .response(_, .success(let result)):
             guard case .success(let unwrapped) = CodexMonitorResult.unwrap(result),
                   let thread = unwrapped["thread"], thread["id"] != nil else { return [] }
-            return mapper.reconcile(workspace: workspace, thread: thread)
-                + CodexMonitorEventMapper.history(workspace: workspace, thread: thread, limit: nil)
+            return mapper.reconcile(scope: workspace, thread: thread)
+                + CodexAppServerMapper.history(scope: workspace, thread: thread, limit: nil)
         case .response(_, .failure):
             return []
         case .request, .invalid:

@@ -1,3 +1,4 @@
+import TetherCodexProtocol
 import Foundation
 import Synchronization
 import Testing
@@ -179,7 +180,7 @@ import TetherCore
         #"{"id":"thr_1","status":"active","turns":[{"id":"turn_0","status":"completed"}]}"#,
     ])
     func aThreadThatDoesNotSayOtherwiseMayHaveTheRequestWaiting(thread: String) {
-        #expect(CodexMonitorThread.whyNotWaiting(json(thread), turn: "turn_1") == nil)
+        #expect(CodexThread.whyNotWaiting(json(thread), turn: "turn_1") == nil)
     }
 
     @Test func aDaemonWithoutResumeThreadIsAnsweredUnchecked() async throws {
@@ -349,18 +350,18 @@ import TetherCore
 
 /// `serverRequest/resolved` does not say how a request was answered: the stream reports the
 /// decision this process sent, and "unknown" only for answers from elsewhere.
-@Suite struct CodexMonitorAnswerLedgerTests {
+@Suite struct CodexAnswerLedgerTests {
     let resolved = Event.approvalResolved(id: "ws-1~thr_1~0~cmd", session: "ws-1~thr_1", turn: "turn_1",
-                                          decision: CodexMonitorDecision.undetermined)
+                                          decision: CodexDecision.undetermined)
 
     @Test func anAnswerSentHereFillsInTheDecision() {
-        let ledger = CodexMonitorAnswerLedger()
+        let ledger = CodexAnswerLedger()
         ledger.record(.acceptForSession, for: "ws-1~thr_1~0~cmd")
         #expect(ledger.filledIn(resolved).data["decision"] == "accept_for_session")
     }
 
     @Test func anAnswerFromElsewhereStaysUnknownAndKnownDecisionsStay() {
-        let ledger = CodexMonitorAnswerLedger()
+        let ledger = CodexAnswerLedger()
         ledger.record(.accept, for: "ws-1~thr_1~1~cmd")
         #expect(ledger.filledIn(resolved).data["decision"] == "unknown")
         let declined = Event.approvalResolved(id: "ws-1~thr_1~1~cmd", session: nil, turn: nil, decision: "decline")
@@ -380,7 +381,7 @@ import TetherCore
         #expect(error?.code == .notFound)
         // Resolved later (the app-server was replaced): not as if we had accepted it.
         let resolved = Event.approvalResolved(id: "ws-1~thr_1~0~cmd~turn_1~it_c1", session: "ws-1~thr_1", turn: "turn_1",
-                                              decision: CodexMonitorDecision.undetermined)
+                                              decision: CodexDecision.undetermined)
         #expect(backend.answers.filledIn(resolved).data["decision"] == "unknown")
     }
 

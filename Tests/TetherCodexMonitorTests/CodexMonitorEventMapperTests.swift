@@ -1,13 +1,14 @@
+import TetherCodexProtocol
 import Foundation
 import Testing
 import TetherCore
 @testable import TetherCodexMonitor
 
-@Suite struct CodexMonitorEventMapperTests {
+@Suite struct CodexAppServerMapperTests {
     let session = "ws-1~thr_1"
 
     @Test func mapsAStreamingTurnWithACommandApproval() throws {
-        var mapper = CodexMonitorEventMapper()
+        var mapper = CodexAppServerMapper()
         let events = try Transcript.map("streaming-turn", into: &mapper)
 
         #expect(events.allSatisfy { $0.session == session })
@@ -63,7 +64,7 @@ import TetherCore
     }
 
     @Test func fileChangeApprovalCarriesTheChangesAndTheDiffCompletesWithTheTurn() throws {
-        var mapper = CodexMonitorEventMapper()
+        var mapper = CodexAppServerMapper()
         let events = try Transcript.map("file-change-approval", into: &mapper)
 
         let approval = try #require(events.of(.approvalRequested).first)
@@ -97,7 +98,7 @@ import TetherCore
     }
 
     @Test func aDeclinedCommandResolvesItsApprovalFromTheItemWhenNoResolvedNoticeComes() throws {
-        var mapper = CodexMonitorEventMapper()
+        var mapper = CodexAppServerMapper()
         let events = try Transcript.map("declined-command", into: &mapper)
 
         let approval = try #require(events.of(.approvalRequested).first)
@@ -118,7 +119,7 @@ import TetherCore
     // MARK: Bounds
 
     /// The rules at a size a test builds in no time (the defaults are 8 and 16 MiB).
-    static let smallLimits = CodexMonitorEventMapper.TextLimits(perItem: 1000, overAll: 2000)
+    static let smallLimits = CodexAppServerMapper.TextLimits(perItem: 1000, overAll: 2000)
 
     /// An app-server message as the daemon wraps it.
     static func appServer(_ method: String, _ params: JSONValue) -> (method: String, params: JSONValue) {
@@ -129,14 +130,14 @@ import TetherCore
         appServer("item/agentMessage/delta", ["threadId": "thr_1", "turnId": "turn_1", "itemId": .string(item), "delta": .string(text)])
     }
 
-    static func map(_ notifications: [(method: String, params: JSONValue)], into mapper: inout CodexMonitorEventMapper) -> [Event] {
+    static func map(_ notifications: [(method: String, params: JSONValue)], into mapper: inout CodexAppServerMapper) -> [Event] {
         notifications.flatMap { mapper.map(method: $0.method, params: $0.params) }
     }
 
     /// Once a piece does not fit an item's limit, later ones are not kept either: an item that
     /// completes with its turn (no item/completed) carries a clean prefix of its text.
     @Test func textCutAtTheLimitHasNoHole() {
-        var mapper = CodexMonitorEventMapper(textLimits: Self.smallLimits)
+        var mapper = CodexAppServerMapper(textLimits: Self.smallLimits)
         let almost = String(repeating: "a", count: Self.smallLimits.perItem - 2)
         let events = Self.map([Self.agentDelta("it_1", almost), Self.agentDelta("it_1", "XYZ"), Self.agentDelta("it_1", "b"),
                                Self.appServer("turn/completed", ["threadId": "thr_1", "turn": ["id": "turn_1", "status": "completed"]])],
@@ -148,7 +149,7 @@ import TetherCore
 
     /// The text kept over all open items is bounded too, and a completed item gives back its room.
     @Test func textKeptOverAllOpenItemsIsBounded() {
-        var mapper = CodexMonitorEventMapper(textLimits: Self.smallLimits)
+        var mapper = CodexAppServerMapper(textLimits: Self.smallLimits)
         let full = String(repeating: "a", count: Self.smallLimits.perItem)
         let items = Self.smallLimits.overAll / Self.smallLimits.perItem
         _ = Self.map((0...items).map { Self.agentDelta("it_\($0)", full) }, into: &mapper)
@@ -161,7 +162,7 @@ import TetherCore
     }
 
     @Test func anInterruptedTurnEndsCancelledAndCompletesWhatWasOpen() throws {
-        var mapper = CodexMonitorEventMapper()
+        var mapper = CodexAppServerMapper()
         let events = try Transcript.map("interrupted", into: &mapper)
 
         let done = try #require(events.last { $0.type == .turnCompleted })
@@ -180,7 +181,7 @@ import TetherCore
     }
 
     @Test func errorsSayWhetherCodexRetriesAndAFailedTurnCarriesItsError() throws {
-        var mapper = CodexMonitorEventMapper()
+        var mapper = CodexAppServerMapper()
         let events = try Transcript.map("failed-turn", into: &mapper)
 
         let errors = events.of(.error)
@@ -204,7 +205,7 @@ import TetherCore
     }
 
     @Test func permissionAndQuestionRequestsAreShownButOfferNoDecision() throws {
-        var mapper = CodexMonitorEventMapper()
+        var mapper = CodexAppServerMapper()
         let events = try Transcript.map("other-requests", into: &mapper)
         let approvals = events.of(.approvalRequested)
         #expect(approvals.map { $0.data["kind"] } == ["permission", "question"])
@@ -221,30 +222,30 @@ import TetherCore
     }
 
     @Test func aReannouncedRequestIsNotRepeatedAndANewAppServerForgetsOldOnes() {
-        var mapper = CodexMonitorEventMapper()
+        var mapper = CodexAppServerMapper()
         let request = json(#"{"id":0,"method":"item/commandExecution/requestApproval","params":{"threadId":"thr_1","turnId":"turn_1","itemId":"it_c1","command":"ls"}}"#)
-        #expect(mapper.map(workspace: "ws-1", message: request).of(.approvalRequested).count == 1)
-        #expect(mapper.map(workspace: "ws-1", message: request).isEmpty)
+        #expect(mapper.map(scope: "ws-1", message: request).of(.approvalRequested).count == 1)
+        #expect(mapper.map(scope: "ws-1", message: request).isEmpty)
         // The same request id elsewhere is another request.
-        #expect(mapper.map(workspace: "ws-2", message: request).of(.approvalRequested).first?.data["id"] == "ws-2~thr_1~0~cmd~turn_1~it_c1")
+        #expect(mapper.map(scope: "ws-2", message: request).of(.approvalRequested).first?.data["id"] == "ws-2~thr_1~0~cmd~turn_1~it_c1")
         // The string "0" is not the number 0.
         let stringID = json(#"{"id":"0","method":"item/commandExecution/requestApproval","params":{"threadId":"thr_1","turnId":"turn_1","itemId":"it_c2","command":"ls"}}"#)
-        #expect(mapper.map(workspace: "ws-1", message: stringID).of(.approvalRequested).first?.data["id"] == "ws-1~thr_1~s:0~cmd~turn_1~it_c2")
+        #expect(mapper.map(scope: "ws-1", message: stringID).of(.approvalRequested).first?.data["id"] == "ws-1~thr_1~s:0~cmd~turn_1~it_c2")
         #expect(mapper.approvals(session: "ws-1~thr_1").count == 2)
 
-        let replaced = mapper.map(workspace: "ws-1", message: json(#"{"method":"codex/connected","params":{"workspaceId":"ws-1"}}"#))
+        let replaced = mapper.map(scope: "ws-1", message: json(#"{"method":"codex/connected","params":{"workspaceId":"ws-1"}}"#))
         #expect(mapper.approvals().map(\.id) == ["ws-2~thr_1~0~cmd~turn_1~it_c1"])
         // Consumers are told: those requests died with their app-server. Its turns are not ended
         // here (a resync asks Codex which died): the stream machine's test covers that.
         #expect(replaced.of(.turnCompleted).isEmpty)
-        #expect(mapper.hasOpenTurns(inWorkspace: "ws-1") && mapper.hasOpenTurns(inWorkspace: "ws-2"))
-        #expect(!mapper.hasOpenTurns(inWorkspace: "ws-3"))
+        #expect(mapper.hasOpenTurns(inScope: "ws-1") && mapper.hasOpenTurns(inScope: "ws-2"))
+        #expect(!mapper.hasOpenTurns(inScope: "ws-3"))
         #expect(replaced.of(.approvalResolved).map { $0.data } == [
             ["id": "ws-1~thr_1~0~cmd~turn_1~it_c1", "decision": "unknown"], ["id": "ws-1~thr_1~s:0~cmd~turn_1~it_c2", "decision": "unknown"],
         ])
         // The new app-server numbers its requests from 0 again: another turn, another approval.
         let reused = json(#"{"id":0,"method":"item/commandExecution/requestApproval","params":{"threadId":"thr_1","turnId":"turn_2","itemId":"it_c9","command":"rm -rf build"}}"#)
-        let again = mapper.map(workspace: "ws-1", message: reused).of(.approvalRequested)
+        let again = mapper.map(scope: "ws-1", message: reused).of(.approvalRequested)
         #expect(again.map { $0.data["id"] } == ["ws-1~thr_1~0~cmd~turn_2~it_c9"])
         #expect(again.first?.data["command"] == "rm -rf build")
     }
@@ -262,8 +263,8 @@ import TetherCore
     """#
 
     @Test func aFirstReadShowsTheRunningTurnWithoutReplayingHistory() {
-        var mapper = CodexMonitorEventMapper()
-        let events = mapper.reconcile(workspace: "ws-1", thread: json(Self.resumedRunning))
+        var mapper = CodexAppServerMapper()
+        let events = mapper.reconcile(scope: "ws-1", thread: json(Self.resumedRunning))
         #expect(events.of(.turnStarted).map(\.turn) == ["turn_1"])
         #expect(events.of(.partCompleted).map(\.part) == ["it_u1", "it_a1"])
         #expect(events.of(.partStarted).map(\.part) == ["it_c1"])
@@ -271,16 +272,16 @@ import TetherCore
         #expect(events.statuses == ["busy", "waiting_approval"])
         #expect(mapper.openSessions == [session])
         // A second read of the same state says nothing new.
-        #expect(mapper.reconcile(workspace: "ws-1", thread: json(Self.resumedRunning)).isEmpty)
+        #expect(mapper.reconcile(scope: "ws-1", thread: json(Self.resumedRunning)).isEmpty)
     }
 
     @Test func aReadAfterReconnectEmitsOnlyWhatTheStreamMissed() throws {
         let all = try Transcript.notifications("streaming-turn")
-        var reference = CodexMonitorEventMapper()
+        var reference = CodexAppServerMapper()
         let expected = all.flatMap { reference.map(method: $0.method, params: $0.params) }
 
         // Live up to the approval request, then the link drops; meanwhile the turn finishes.
-        var mapper = CodexMonitorEventMapper()
+        var mapper = CodexAppServerMapper()
         var events = all.prefix(9).flatMap { mapper.map(method: $0.method, params: $0.params) }
         let finished = json(#"""
         {"id":"thr_1","status":{"type":"idle"},"turns":[{"id":"turn_1","status":"completed","error":null,"items":[
@@ -288,7 +289,7 @@ import TetherCore
           {"type":"agentMessage","id":"it_a1","text":"I'll run the tests."},
           {"type":"commandExecution","id":"it_c1","command":"npm test","cwd":"/srv/demo","status":"completed","commandActions":[],"aggregatedOutput":"3 passing\n","exitCode":0,"durationMs":812}]}]}
         """#)
-        events += mapper.reconcile(workspace: "ws-1", thread: finished)
+        events += mapper.reconcile(scope: "ws-1", thread: finished)
         // Then, say, the daemon delivers the rest late: all of it is old news but usage.
         events += all.dropFirst(9).flatMap { mapper.map(method: $0.method, params: $0.params) }
 
@@ -306,15 +307,15 @@ import TetherCore
     }
 
     @Test func aReadAfterReconnectPicksUpTurnsThatStartedAndEndedMeanwhile() {
-        var mapper = CodexMonitorEventMapper()
-        _ = mapper.reconcile(workspace: "ws-1", thread: json(Self.resumedRunning))
+        var mapper = CodexAppServerMapper()
+        _ = mapper.reconcile(scope: "ws-1", thread: json(Self.resumedRunning))
         let later = json(#"""
         {"id":"thr_1","status":{"type":"idle"},"turns":[
           {"id":"turn_0","status":"completed","items":[{"type":"agentMessage","id":"it_a0","text":"Hello."}]},
           {"id":"turn_1","status":"completed","items":[{"type":"agentMessage","id":"it_a1","text":"I'll run the tests."},{"type":"commandExecution","id":"it_c1","command":"npm test","status":"completed","aggregatedOutput":"ok"}]},
           {"id":"turn_2","status":"failed","error":{"message":"boom"},"items":[{"type":"userMessage","id":"it_u2","content":[{"type":"text","text":"again"}]}]}]}
         """#)
-        let events = mapper.reconcile(workspace: "ws-1", thread: later)
+        let events = mapper.reconcile(scope: "ws-1", thread: later)
         #expect(events.of(.turnStarted).map(\.turn) == ["turn_2"])
         #expect(events.of(.partCompleted).map(\.part) == ["it_c1", "it_u2"])
         #expect(events.of(.turnCompleted).map { "\($0.turn!):\($0.data["status"]!.string!)" } == ["turn_1:completed", "turn_2:failed"])
@@ -323,28 +324,28 @@ import TetherCore
     }
 
     @Test func historyReplaysEveryTurnAndHonoursTheLimit() {
-        let events = CodexMonitorEventMapper.history(workspace: "ws-1", thread: json(Self.resumedRunning), limit: nil)
+        let events = CodexAppServerMapper.history(scope: "ws-1", thread: json(Self.resumedRunning), limit: nil)
         #expect(events.of(.turnStarted).map(\.turn) == ["turn_0", "turn_1"])
         #expect(events.of(.partCompleted).map(\.part) == ["it_u0", "it_a0", "it_u1", "it_a1", "it_c1"])
         #expect(events.of(.turnCompleted).map(\.turn) == ["turn_0"])
         #expect(events.of(.sessionStatus).isEmpty)
         #expect(events.allSatisfy { $0.session == session })
 
-        let last = CodexMonitorEventMapper.history(workspace: "ws-1", thread: json(Self.resumedRunning), limit: 1)
+        let last = CodexAppServerMapper.history(scope: "ws-1", thread: json(Self.resumedRunning), limit: 1)
         #expect(Set(last.compactMap(\.turn)) == ["turn_1"])
     }
 
     @Test func threadLifecycleNotificationsBecomeSessionEvents() {
-        var mapper = CodexMonitorEventMapper()
-        let started = mapper.map(workspace: "ws-1", message: json(#"{"method":"thread/started","params":{"thread":{"id":"thr_9","preview":"","cwd":"/srv/demo","createdAt":1767000200,"updatedAt":1767000200,"status":{"type":"idle"},"turns":[]}}}"#))
+        var mapper = CodexAppServerMapper()
+        let started = mapper.map(scope: "ws-1", message: json(#"{"method":"thread/started","params":{"thread":{"id":"thr_9","preview":"","cwd":"/srv/demo","createdAt":1767000200,"updatedAt":1767000200,"status":{"type":"idle"},"turns":[]}}}"#))
         #expect(started.map(\.type) == [.sessionCreated])
         #expect(started.first?.session == "ws-1~thr_9")
         #expect(started.first?.data["created_at"] == .double(1_767_000_200_000))
         #expect(started.first?.data["directory"] == "/srv/demo")
-        let renamed = mapper.map(workspace: "ws-1", message: json(#"{"method":"thread/name/updated","params":{"threadId":"thr_9","threadName":"Fix CI"}}"#))
+        let renamed = mapper.map(scope: "ws-1", message: json(#"{"method":"thread/name/updated","params":{"threadId":"thr_9","threadName":"Fix CI"}}"#))
         #expect(renamed.first?.data["title"] == "Fix CI")
-        let status = mapper.map(workspace: "ws-1", message: json(#"{"method":"thread/status/changed","params":{"threadId":"thr_9","status":{"type":"active","activeFlags":[]}}}"#))
+        let status = mapper.map(scope: "ws-1", message: json(#"{"method":"thread/status/changed","params":{"threadId":"thr_9","status":{"type":"active","activeFlags":[]}}}"#))
         #expect(status.statuses == ["busy"])
-        #expect(mapper.map(workspace: "ws-1", message: json(#"{"method":"thread/status/changed","params":{"threadId":"thr_9","status":{"type":"active"}}}"#)).isEmpty)
+        #expect(mapper.map(scope: "ws-1", message: json(#"{"method":"thread/status/changed","params":{"threadId":"thr_9","status":{"type":"active"}}}"#)).isEmpty)
     }
 }

@@ -1,3 +1,4 @@
+import TetherCodexProtocol
 import Foundation
 import Testing
 import TetherCore
@@ -91,28 +92,28 @@ import TetherCore
     // MARK: Ids and decisions
 
     @Test func approvalIdsRoundTripAndKeepTheRequestIdType() throws {
-        let number = CodexMonitorApprovalID(workspace: "ws~1", thread: "thr_1", request: 0, kind: .command, turn: "turn~7", item: "call_1")
+        let number = CodexApprovalID(scope: "ws~1", thread: "thr_1", request: 0, kind: .command, turn: "turn~7", item: "call_1")
         #expect(number.string == "ws%7E1~thr_1~0~cmd~turn%7E7~call_1")
-        #expect(CodexMonitorApprovalID(parsing: number.string) == number)
-        let text = CodexMonitorApprovalID(workspace: "ws-1", thread: "thr_1", request: "0", kind: .fileChange, turn: nil, item: "call_2")
+        #expect(CodexApprovalID(monitorID: number.string) == number)
+        let text = CodexApprovalID(scope: "ws-1", thread: "thr_1", request: "0", kind: .fileChange, turn: nil, item: "call_2")
         #expect(text.string == "ws-1~thr_1~s:0~file")  // no turn: no item either (the parts are positional)
-        #expect(CodexMonitorApprovalID(parsing: text.string)?.request == "0")
-        #expect(CodexMonitorApprovalID(parsing: text.string)?.turn == nil)
+        #expect(CodexApprovalID(monitorID: text.string)?.request == "0")
+        #expect(CodexApprovalID(monitorID: text.string)?.turn == nil)
         // From older Tether: four and five parts.
-        #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0~cmd~turn_1")?.turn == "turn_1")
-        #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0~cmd~turn_1")?.item == nil)
+        #expect(CodexApprovalID(monitorID: "ws-1~thr_1~0~cmd~turn_1")?.turn == "turn_1")
+        #expect(CodexApprovalID(monitorID: "ws-1~thr_1~0~cmd~turn_1")?.item == nil)
         // An empty turn is no turn.
-        #expect(CodexMonitorApprovalID(workspace: "ws-1", thread: "thr_1", request: 1, kind: .command, turn: "", item: nil).string == "ws-1~thr_1~1~cmd")
-        #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0") == nil)
-        #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0~nope") == nil)
-        #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0~cmd~") == nil)
-        #expect(CodexMonitorApprovalID(parsing: "ws-1~thr_1~0~cmd~turn_1~it_1~x") == nil)
+        #expect(CodexApprovalID(scope: "ws-1", thread: "thr_1", request: 1, kind: .command, turn: "", item: nil).string == "ws-1~thr_1~1~cmd")
+        #expect(CodexApprovalID(monitorID: "ws-1~thr_1~0") == nil)
+        #expect(CodexApprovalID(monitorID: "ws-1~thr_1~0~nope") == nil)
+        #expect(CodexApprovalID(monitorID: "ws-1~thr_1~0~cmd~") == nil)
+        #expect(CodexApprovalID(monitorID: "ws-1~thr_1~0~cmd~turn_1~it_1~x") == nil)
         #expect(CodexMonitorSessionID.parse("ws-1~thr_1")! == ("ws-1", "thr_1"))
     }
 
     @Test func decisionShapes() throws {
-        func result(_ decision: Decision, _ amendment: [String] = [], kind: CodexMonitorApprovalID.Kind = .command) throws -> String {
-            try CodexMonitorDecision.result(for: ApprovalAnswer(decision: decision, amendment: amendment), kind: kind).serialized
+        func result(_ decision: Decision, _ amendment: [String] = [], kind: CodexApprovalID.Kind = .command) throws -> String {
+            try CodexDecision.result(for: ApprovalAnswer(decision: decision, amendment: amendment), kind: kind).serialized
         }
         #expect(try result(.accept) == #"{"decision":"accept"}"#)
         #expect(try result(.acceptForSession) == #"{"decision":"acceptForSession"}"#)
@@ -127,9 +128,9 @@ import TetherCore
         let unsupported = #expect(throws: TetherError.self) { try result(.accept, kind: .permissions) }
         #expect(unsupported?.code == .unsupported)
 
-        #expect(CodexMonitorDecision.decision(fromWire: "acceptForSession") == .acceptForSession)
-        #expect(CodexMonitorDecision.decision(fromWire: json(#"{"acceptWithExecpolicyAmendment":{"execpolicy_amendment":["ls"]}}"#)) == .acceptWithAmendment)
-        #expect(CodexMonitorDecision.decision(fromWire: json(#"{"applyNetworkPolicyAmendment":{}}"#)) == nil)
+        #expect(CodexDecision.decision(fromWire: "acceptForSession") == .acceptForSession)
+        #expect(CodexDecision.decision(fromWire: json(#"{"acceptWithExecpolicyAmendment":{"execpolicy_amendment":["ls"]}}"#)) == .acceptWithAmendment)
+        #expect(CodexDecision.decision(fromWire: json(#"{"applyNetworkPolicyAmendment":{}}"#)) == nil)
     }
 
     @Test func threadsAreFilteredByCwdAndMappedToSessions() throws {
@@ -137,12 +138,12 @@ import TetherCore
         #expect(CodexMonitorThread.belongs(thread, toPath: "/srv/demo"))
         #expect(!CodexMonitorThread.belongs(thread, toPath: "/srv/demo2"))
         #expect(!CodexMonitorThread.belongs(json(#"{"id":"x"}"#), toPath: "/srv/demo"))
-        let session = try #require(CodexMonitorThread.session(workspace: "ws-1", thread: thread))
+        let session = try #require(CodexThread.session(scope: "ws-1", thread: thread))
         #expect(session.id == "ws-1~thr_0")
         #expect(session.title == "fix tests")
         #expect(session.createdAt == 1_767_000_000_000)
         #expect(session.status == .idle)
-        #expect(CodexMonitorThread.status(json(#"{"type":"active","activeFlags":["waitingOnApproval"]}"#)) == .waitingApproval)
-        #expect(CodexMonitorThread.status(json(#"{"type":"systemError"}"#)) == .error)
+        #expect(CodexThread.status(json(#"{"type":"active","activeFlags":["waitingOnApproval"]}"#)) == .waitingApproval)
+        #expect(CodexThread.status(json(#"{"type":"systemError"}"#)) == .error)
     }
 }

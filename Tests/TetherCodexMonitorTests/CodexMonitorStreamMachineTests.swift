@@ -1,3 +1,4 @@
+import TetherCodexProtocol
 import Foundation
 import Testing
 import TetherCore
@@ -10,7 +11,7 @@ import TetherCore
 
     func machine(_ request: EventsRequest = EventsRequest(follow: true), target: (String, String)? = nil,
                  filtersWorkspaces: Bool = false, prompt: Bool = false, keepalive: Duration = .seconds(30),
-                 mapper: CodexMonitorEventMapper = CodexMonitorEventMapper()) -> Machine {
+                 mapper: CodexAppServerMapper = CodexAppServerMapper()) -> Machine {
         Machine(request: request, configuration: .init(target: target.map { (workspace: $0.0, thread: $0.1) },
                                                        filtersWorkspaces: filtersWorkspaces, keepalive: keepalive,
                                                        endpoint: "127.0.0.1:4732", hasPrompt: prompt),
@@ -145,10 +146,10 @@ import TetherCore
     /// A bound reached — items open past the limit, text past an item's limit — is said once
     /// on stderr, whichever comes first, and never again in the run.
     @Test(arguments: [true, false]) func aBoundReachedIsSaidOnce(byItems: Bool) {
-        let limits = CodexMonitorEventMapperTests.smallLimits
-        var machine = machine(mapper: CodexMonitorEventMapper(textLimits: limits))
+        let limits = CodexAppServerMapperTests.smallLimits
+        var machine = machine(mapper: CodexAppServerMapper(textLimits: limits))
         func delta(_ item: String, _ text: String) -> (method: String, params: JSONValue) {
-            CodexMonitorEventMapperTests.agentDelta(item, text)
+            CodexAppServerMapperTests.agentDelta(item, text)
         }
         let big = String(repeating: "a", count: limits.perItem)
         let first = byItems ? (0...1024).map { delta("it_\($0)", "x") } : [delta("it_a", big), delta("it_a", "more")]

@@ -1,3 +1,4 @@
+import TetherCodexProtocol
 import Foundation
 import Logging
 import Synchronization
@@ -25,7 +26,7 @@ enum Transcript {
         }
     }
 
-    static func map(_ name: String, into mapper: inout CodexMonitorEventMapper) throws -> [Event] {
+    static func map(_ name: String, into mapper: inout CodexAppServerMapper) throws -> [Event] {
         try notifications(name).flatMap { mapper.map(method: $0.method, params: $0.params) }
     }
 

@@ -2,9 +2,10 @@ import TetherCore
 
 /// Tether's decisions ⇄ the app-server's approval answers (v2, camelCase values; the amendment's
 /// inner key is snake_case, as Codex's serde names it).
-enum CodexMonitorDecision {
-    /// The `result` that `respond_to_server_request` relays for `answer` to a request of `kind`.
-    static func result(for answer: ApprovalAnswer, kind: CodexMonitorApprovalID.Kind) throws -> JSONValue {
+public enum CodexDecision {
+    /// The `result` that answers a request of `kind` with `answer` (CodexMonitor relays it with
+    /// `respond_to_server_request`).
+    public static func result(for answer: ApprovalAnswer, kind: CodexApprovalID.Kind) throws -> JSONValue {
         switch kind {
         case .command, .fileChange:
             break
@@ -35,7 +36,7 @@ enum CodexMonitorDecision {
 
     /// One entry of a request's `availableDecisions` (a string, or an object keyed by the
     /// decision) → Tether's decision; nil for those Tether cannot express (network amendments).
-    static func decision(fromWire value: JSONValue) -> Decision? {
+    public static func decision(fromWire value: JSONValue) -> Decision? {
         let name = value.string ?? value.object?.keys.first
         switch name {
         case "accept": return .accept
@@ -49,7 +50,7 @@ enum CodexMonitorDecision {
 
     /// The decision an item's final status implies, for approvals resolved without
     /// `serverRequest/resolved` (older app-servers, or resolved while we were away).
-    static func decision(fromItemStatus status: String?) -> String {
+    public static func decision(fromItemStatus status: String?) -> String {
         switch status {
         case "completed", "inProgress": return Decision.accept.rawValue
         case "declined": return Decision.decline.rawValue
@@ -59,5 +60,5 @@ enum CodexMonitorDecision {
 
     /// The decision of an approval that was answered in a way the wire does not say
     /// (`serverRequest/resolved` from another client).
-    static let undetermined = "unknown"
+    public static let undetermined = "unknown"
 }

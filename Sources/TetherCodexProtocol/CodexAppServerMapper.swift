@@ -1,22 +1,24 @@
-import TetherCodexProtocol
 import TetherCore
 
-/// CodexMonitor daemon notifications → normalized events. A pure state machine: `map` takes one
-/// notification (`app-server-event` carrying a raw Codex app-server message, or `terminal-*`) and
-/// returns the domain events it means; `reconcile` takes a thread re-read with `resume_thread`
-/// after a (re)connect and returns only what the stream missed. No I/O here.
+/// Codex app-server messages → normalized events, for every backend that carries them (the
+/// `codex` backend speaks to the app-server itself; CodexMonitor relays its messages inside
+/// `app-server-event`). A pure state machine: `map` takes one raw message (a notification, or a
+/// server→client request) and returns the domain events it means; `reconcile` takes a thread
+/// re-read after a (re)connect and returns only what the stream missed. No I/O here.
 ///
-/// Ids: a session is `WORKSPACE~THREAD`; turns and parts keep Codex's ids. Every part completes
+/// Ids: messages come from a *scope* — CodexMonitor's workspace, or none for an app-server
+/// spoken to directly — and a session is `SCOPE~THREAD` or just `THREAD`
+/// (``CodexSessionID``); turns and parts keep Codex's ids. Every part completes
 /// once (`item/completed` is authoritative; a turn that ends with parts still open completes them
-/// from what was seen). Approvals are Codex's server→client requests, deduplicated by workspace +
+/// from what was seen). Approvals are Codex's server→client requests, deduplicated by scope +
 /// request id + item (current Codex re-announces pending ones on `thread/resume`); those of an
 /// app-server that was replaced (`codex/connected`) are resolved as `unknown`.
-struct CodexMonitorEventMapper {
-    struct PendingApproval: Sendable {
-        var approval: Approval
-        var id: CodexMonitorApprovalID
-        var item: String?
-        var turn: String?
+public struct CodexAppServerMapper: Sendable {
+    public struct PendingApproval: Sendable {
+        public var approval: Approval
+        public var id: CodexApprovalID
+        public var item: String?
+        public var turn: String?
     }
 
     private struct TurnState {
@@ -68,16 +70,21 @@ struct CodexMonitorEventMapper {
 
     /// Text (or output) assembled from deltas: at most `perItem` bytes an item's field, and
     /// `overAll` over all open items.
-    struct TextLimits: Sendable {
-        var perItem = 8 << 20
-        var overAll = 16 << 20
+    public struct TextLimits: Sendable {
+        public var perItem = 8 << 20
+        public var overAll = 16 << 20
+
+        public init(perItem: Int = 8 << 20, overAll: Int = 16 << 20) {
+            self.perItem = perItem
+            self.overAll = overAll
+        }
     }
 
-    let textLimits: TextLimits
+    public let textLimits: TextLimits
     /// Bytes of text and output the open parts hold.
     private var assembledBytes = 0
     /// Deltas not assembled because a limit was reached (the deltas themselves still go out).
-    private(set) var textNotAssembled = 0
+    public private(set) var textNotAssembled = 0
 
     // What is kept per turn, part and session is bounded (`RecentMap`): a stream of turns or
     // items that never finish lets go of the oldest instead of growing; `releasedState` counts
@@ -92,20 +99,20 @@ struct CodexMonitorEventMapper {
     private var openParts = RecentMap<HashedKey, PartState>(capacity: 1024)
     private var completedParts = RecentSet(capacity: 16_384, of: HashedKey.self)
     private var seenRequests = RecentSet(capacity: 4096)
-    private(set) var pendingApprovals: [String: PendingApproval] = [:]
+    public private(set) var pendingApprovals: [String: PendingApproval] = [:]
     private var statuses = RecentMap<String, SessionStatus>(capacity: 4096)
     /// Sessions whose turns we have followed (live or by reconcile): a reconcile of any other
     /// session starts from its running turn instead of replaying its history.
     private var knownSessions = RecentSet(capacity: 4096)
 
     /// Open state let go of because a bound was reached.
-    var releasedState: Int { openTurns.evicted + openParts.evicted + statuses.evicted }
+    public var releasedState: Int { openTurns.evicted + openParts.evicted + statuses.evicted }
     private var partSequence = 0
 
-    /// The last session id made: a stream names the same workspace and thread frame after frame.
-    private var lastSession: (workspace: String, thread: String, id: String)?
+    /// The last session id made: a stream names the same scope and thread frame after frame.
+    private var lastSession: (scope: String?, thread: String, id: String)?
 
-    init(textLimits: TextLimits = TextLimits()) {
+    public init(textLimits: TextLimits = TextLimits()) {
         self.textLimits = textLimits
     }
 
@@ -121,48 +128,22 @@ struct CodexMonitorEventMapper {
         return key
     }
 
-    private mutating func sessionID(workspace: String, thread: String) -> String {
-        if let lastSession, lastSession.workspace == workspace, lastSession.thread == thread { return lastSession.id }
-        let id = CodexMonitorSessionID.make(workspace: workspace, thread: thread)
-        lastSession = (workspace, thread, id)
+    public mutating func sessionID(scope: String?, thread: String) -> String {
+        if let lastSession, lastSession.scope == scope, lastSession.thread == thread { return lastSession.id }
+        let id = CodexSessionID.make(scope: scope, thread: thread)
+        lastSession = (scope, thread, id)
         return id
     }
 
     /// Sessions with a turn in progress, as far as we know.
-    var openSessions: [String] { Set(openTurns.values.map(\.session)).sorted() }
+    public var openSessions: [String] { Set(openTurns.values.map(\.session)).sorted() }
 
-    func approvals(session: String? = nil) -> [Approval] {
+    public func approvals(session: String? = nil) -> [Approval] {
         pendingApprovals.values.map(\.approval).filter { session == nil || $0.session == session }.sorted { $0.id < $1.id }
     }
 
-    // MARK: - Daemon notifications
-
-    mutating func map(method: String, params: JSONValue) -> [Event] {
-        switch method {
-        case "app-server-event":
-            // `workspace_id` is snake_case here (and nowhere else); accept camelCase too.
-            guard let workspace = Self.string(params, "workspace_id", "workspaceId"), let message = params["message"] else { return [] }
-            return map(workspace: workspace, message: message)
-        case "terminal-output":
-            return [Event(.terminalOutput, data: .compact([
-                "workspace": JSONValue(Self.string(params, "workspaceId", "workspace_id")),
-                "terminal": JSONValue(Self.string(params, "terminalId", "terminal_id")),
-                "data": JSONValue(params["data"]?.string),
-            ]))]
-        case "terminal-exit":
-            var data = JSONObject.compact([
-                "workspace": JSONValue(Self.string(params, "workspaceId", "workspace_id")),
-                "terminal": JSONValue(Self.string(params, "terminalId", "terminal_id")),
-            ])
-            if let code = params["exitCode"]?.int ?? params["code"]?.int { data["code"] = .int(code) }
-            return [Event(.terminalExit, data: data)]
-        default:
-            return []
-        }
-    }
-
     /// The app-server methods that can produce events (others are logged at debug level).
-    static let handledMethods: Set<String> = [
+    public static let handledMethods: Set<String> = [
         "thread/started", "thread/status/changed", "thread/name/updated", "thread/archived", "thread/unarchived",
         "turn/started", "turn/completed", "item/started", "item/completed", "item/agentMessage/delta",
         "item/plan/delta", "item/reasoning/summaryTextDelta", "item/reasoning/textDelta",
@@ -172,23 +153,26 @@ struct CodexMonitorEventMapper {
         "item/permissions/requestApproval", "item/tool/requestUserInput",
     ]
 
-    /// One raw app-server message of `workspace`: a notification, or a request (it has an `id`).
-    mutating func map(workspace: String, message: JSONValue) -> [Event] {
+    /// One raw app-server message from `scope`: a notification, or a request (it has an `id`).
+    public mutating func map(scope: String?, message: JSONValue) -> [Event] {
         guard let method = message["method"]?.string else { return [] }
         let p = message["params"] ?? .null
         if let id = message["id"], !id.isNull {
-            return mapRequest(workspace: workspace, id: id, method: method, params: p)
+            return mapRequest(scope: scope, id: id, method: method, params: p)
         }
         let thread = Self.string(p, "threadId", "thread_id")
-        let session = thread.map { sessionID(workspace: workspace, thread: $0) }
+        let session = thread.map { sessionID(scope: scope, thread: $0) }
         let turn = Self.string(p, "turnId", "turn_id")
 
         switch method {
         case "thread/started":
-            guard let thread = p["thread"], let info = CodexMonitorThread.session(workspace: workspace, thread: thread) else { return [] }
+            guard let thread = p["thread"], let info = CodexThread.session(scope: scope, thread: thread) else { return [] }
             return [.session(.sessionCreated, info)]
         case "thread/status/changed":
-            guard let session, let status = CodexMonitorThread.status(p["status"]) else { return [] }
+            guard let session, let status = CodexThread.status(p["status"]) else { return [] }
+            // `idle` comes just before `turn/completed`, and when a thread is loaded while our
+            // prompt's turn starts: the turn's end says idle itself, once it has ended.
+            if status == .idle, openTurns.values.contains(where: { $0.session == session }) { return [] }
             return setStatus(session, status)
         case "thread/name/updated":
             guard let session else { return [] }
@@ -210,7 +194,7 @@ struct CodexMonitorEventMapper {
             return completeItem(session: session, turn: turn, item: item)
         case "item/agentMessage/delta", "item/plan/delta", "item/reasoning/summaryTextDelta", "item/reasoning/textDelta",
              "item/commandExecution/outputDelta", "item/fileChange/outputDelta":
-            guard let target = CodexMonitorDelta.target(ofMethod: method) else { return [] }
+            guard let target = CodexItemDelta.target(ofMethod: method) else { return [] }
             return delta(session, turn, item: Self.string(p, "itemId", "item_id"), delta: p["delta"]?.string,
                          kind: target.kind, field: target.field)
         case "turn/plan/updated":
@@ -232,37 +216,37 @@ struct CodexMonitorEventMapper {
             return mapError(session: session, turn: turn, params: p)
         case "serverRequest/resolved":
             guard let request = p["requestId"] ?? p["request_id"] else { return [] }
-            let token = CodexMonitorApprovalID.token(for: request)
+            let token = CodexApprovalID.token(for: request)
             let resolved = pendingApprovals.values.filter {
-                $0.id.workspace == workspace && CodexMonitorApprovalID.token(for: $0.id.request) == token
+                $0.id.scope == scope && CodexApprovalID.token(for: $0.id.request) == token
                     && (thread == nil || $0.id.thread == thread)
             }
             // The notification does not say how it was answered (and `approve` may run in
-            // another process): undetermined, unless the answer is ours (CodexMonitorAnswerLedger).
+            // another process): undetermined, unless the answer is ours (CodexAnswerLedger).
             return resolved.sorted { $0.approval.id < $1.approval.id }
-                .flatMap { resolve($0, decision: CodexMonitorDecision.undetermined) }
+                .flatMap { resolve($0, decision: CodexDecision.undetermined) }
         case "codex/connected":
-            return processReplaced(workspace: workspace)
+            return processReplaced(scope: scope)
         default:
             return []  // codex/stderr, account/*, mcpServer/*, thread/live_* …: not part of the domain
         }
     }
 
-    /// `codex/connected`: the daemon spawned a new app-server for `workspace`, so whatever ran
+    /// `codex/connected` (or a stdio child restarted): a new app-server serves `scope`, so whatever ran
     /// there before died with the old process. Its requests can no longer be answered (and their
     /// ids will be reused): resolved, how unknown. Its turns will never say they ended; they are
     /// not ended here, because a turn `send` started in the new process may already be held open
     /// (its answer can be applied before this notification): the stream re-reads the threads
     /// instead (`hasOpenTurns`), and Codex reads the dead ones back `interrupted`. Only this
-    /// workspace: others may share the new process or have their own.
-    private mutating func processReplaced(workspace: String) -> [Event] {
-        pendingApprovals.values.filter { $0.id.workspace == workspace }.sorted { $0.approval.id < $1.approval.id }
-            .flatMap { resolve($0, decision: CodexMonitorDecision.undetermined) }
+    /// scope: others may share the new process or have their own.
+    public mutating func processReplaced(scope: String?) -> [Event] {
+        pendingApprovals.values.filter { $0.id.scope == scope }.sorted { $0.approval.id < $1.approval.id }
+            .flatMap { resolve($0, decision: CodexDecision.undetermined) }
     }
 
-    /// Whether a turn of `workspace` is held open (a resync would re-read its thread).
-    func hasOpenTurns(inWorkspace workspace: String) -> Bool {
-        openTurns.values.contains { CodexMonitorSessionID.parse($0.session)?.workspace == workspace }
+    /// Whether a turn of `scope` is held open (a resync would re-read its thread).
+    public func hasOpenTurns(inScope scope: String?) -> Bool {
+        openTurns.values.contains { CodexSessionID.parse($0.session, scoped: scope != nil)?.scope == scope }
     }
 
     // MARK: - Turns
@@ -270,7 +254,7 @@ struct CodexMonitorEventMapper {
     /// A turn known to have started though its `turn/started` may not have been seen (`send`'s
     /// answer names it): held open from now on, so a re-read after a reconnect completes it
     /// even if it began and ended while the link was down. Its `turn/started` then says nothing.
-    mutating func started(session: String, turn: String) -> [Event] {
+    public mutating func started(session: String, turn: String) -> [Event] {
         ensureTurn(session: session, turn: turn)
     }
 
@@ -326,7 +310,7 @@ struct CodexMonitorEventMapper {
 
     // MARK: - Items
 
-    private mutating func startItem(session: String, turn: String?, item: JSONValue) -> [Event] {
+    public mutating func startItem(session: String, turn: String?, item: JSONValue) -> [Event] {
         guard let id = item["id"]?.string, let kind = CodexThreadItem.kind(of: item) else { return [] }
         var events = turn.map { ensureTurn(session: session, turn: $0) } ?? []
         let key = stateKey(session, id)
@@ -357,26 +341,12 @@ struct CodexMonitorEventMapper {
         let status = item["status"]?.string
         for pending in pendingApprovals.values.filter({ $0.approval.session == session && $0.item == id })
             .sorted(by: { $0.approval.id < $1.approval.id }) {
-            events += resolve(pending, decision: CodexMonitorDecision.decision(fromItemStatus: status))
+            events += resolve(pending, decision: CodexDecision.decision(fromItemStatus: status))
         }
         return events
     }
 
-    /// A line read straight from its bytes (`CodexMonitorHotLine.read`): the same events as the
-    /// `app-server-event` it came in, parsed.
-    mutating func map(_ hot: CodexMonitorHotLine) -> [Event] {
-        switch hot {
-        case .delta(let read):
-            guard let target = CodexMonitorDelta.target(ofMethod: read.method) else { return [] }
-            let session = read.thread.map { sessionID(workspace: read.workspace, thread: $0) }
-            return delta(session, read.turn, item: read.item, delta: read.delta, kind: target.kind, field: target.field)
-        case .itemStarted(let start):
-            guard let thread = start.thread else { return [] }
-            return startItem(session: sessionID(workspace: start.workspace, thread: thread), turn: start.turn, item: start.item)
-        }
-    }
-
-    private mutating func delta(_ session: String?, _ turn: String?, item: String?, delta: String?, kind: PartKind,
+    public mutating func delta(_ session: String?, _ turn: String?, item: String?, delta: String?, kind: PartKind,
                                 field: String) -> [Event] {
         guard let session, let id = item, let delta, !delta.isEmpty else { return [] }
         let key = stateKey(session, id)
@@ -460,9 +430,9 @@ struct CodexMonitorEventMapper {
         return events
     }
 
-    static func diffPart(turn: String) -> String { CompositeID.join([turn, "diff"]) }
+    public static func diffPart(turn: String) -> String { CompositeID.join([turn, "diff"]) }
 
-    static func diffContent(_ diff: String) -> JSONObject {
+    public static func diffContent(_ diff: String) -> JSONObject {
         var files: [String] = []
         for line in diff.split(separator: "\n", omittingEmptySubsequences: true) where line.hasPrefix("+++ ") {
             var path = String(line.dropFirst(4))
@@ -480,7 +450,7 @@ struct CodexMonitorEventMapper {
     }
 
     /// `tokenUsage.total` (the thread's running totals: each report replaces the last).
-    static func usage(_ tokenUsage: JSONValue?) -> Usage? {
+    public static func usage(_ tokenUsage: JSONValue?) -> Usage? {
         guard let tokenUsage, tokenUsage.object != nil else { return nil }
         let total = tokenUsage["total"] ?? tokenUsage
         func int(_ key: String) -> Int? { total[key]?.int.map { Int($0) } }
@@ -509,15 +479,15 @@ struct CodexMonitorEventMapper {
 
     // MARK: - Approvals
 
-    private mutating func mapRequest(workspace: String, id: JSONValue, method: String, params p: JSONValue) -> [Event] {
-        guard let kind = CodexMonitorApprovalID.Kind(method: method), let thread = Self.string(p, "threadId", "thread_id") else {
+    private mutating func mapRequest(scope: String?, id: JSONValue, method: String, params p: JSONValue) -> [Event] {
+        guard let kind = CodexApprovalID.Kind(method: method), let thread = Self.string(p, "threadId", "thread_id") else {
             return []
         }
         let turn = Self.string(p, "turnId", "turn_id")
         let item = Self.string(p, "itemId", "item_id")
-        let approvalID = CodexMonitorApprovalID(workspace: workspace, thread: thread, request: id, kind: kind, turn: turn, item: item)
+        let approvalID = CodexApprovalID(scope: scope, thread: thread, request: id, kind: kind, turn: turn, item: item)
         let session = approvalID.session
-        let dedup = [workspace, CodexMonitorApprovalID.token(for: id), item ?? ""].joined(separator: "\u{1F}")
+        let dedup = [scope ?? "", CodexApprovalID.token(for: id), item ?? ""].joined(separator: "\u{1F}")
         guard pendingApprovals[approvalID.string] == nil, seenRequests.insert(dedup) else { return [] }
         // A request for an item already completed is stale (delivered late): nothing to answer.
         if let item, completedParts.contains(Self.key(session, item)) { return [] }
@@ -530,12 +500,13 @@ struct CodexMonitorEventMapper {
         return events
     }
 
-    private func makeApproval(_ approvalID: CodexMonitorApprovalID, session: String, turn: String?, item: String?,
+    private func makeApproval(_ approvalID: CodexApprovalID, session: String, turn: String?, item: String?,
                               params p: JSONValue) -> Approval {
-        var extra: JSONObject = ["workspace": .string(approvalID.workspace), "request_id": approvalID.request]
+        var extra: JSONObject = ["request_id": approvalID.request]
+        if let scope = approvalID.scope { extra["workspace"] = .string(scope) }
         if let item { extra["item"] = .string(item) }
         let offered = p["availableDecisions"]?.array.map { list in
-            list.compactMap(CodexMonitorDecision.decision(fromWire:)).reduce(into: [Decision]()) { if !$0.contains($1) { $0.append($1) } }
+            list.compactMap(CodexDecision.decision(fromWire:)).reduce(into: [Decision]()) { if !$0.contains($1) { $0.append($1) } }
         }
         let reason = p["reason"]?.string
         switch approvalID.kind {
@@ -588,15 +559,15 @@ struct CodexMonitorEventMapper {
         return [.sessionStatus(session, status, message: message)]
     }
 
-    static func key(_ session: String, _ id: String) -> HashedKey { HashedKey(session + "\u{1F}" + id) }
+    public static func key(_ session: String, _ id: String) -> HashedKey { HashedKey(session + "\u{1F}" + id) }
 
     /// The first of `keys` that holds a string: CodexMonitor's clients read both spellings.
-    static func string(_ value: JSONValue, _ keys: String...) -> String? {
+    public static func string(_ value: JSONValue, _ keys: String...) -> String? {
         for key in keys { if let text = value[key]?.string { return text } }
         return nil
     }
 
-    static func planStatus(_ status: String?) -> String? {
+    public static func planStatus(_ status: String?) -> String? {
         switch status {
         case "inProgress", "in_progress": return "in_progress"
         case let other: return other
@@ -606,15 +577,15 @@ struct CodexMonitorEventMapper {
 
 // MARK: - Re-reading threads
 
-extension CodexMonitorEventMapper {
+extension CodexAppServerMapper {
     /// What a thread re-read with `resume_thread` (`{id, status, turns:[{id, status, error,
     /// items}]}`) says that the stream did not: the daemon never replays and drops events for
     /// slow clients, so this runs after every (re)connect. For a session we have not followed it
     /// starts at the running turn (no history replay); otherwise at the first turn we have open,
     /// or after the last we know. Everything already emitted is dropped.
-    mutating func reconcile(workspace: String, thread: JSONValue) -> [Event] {
+    public mutating func reconcile(scope: String?, thread: JSONValue) -> [Event] {
         guard let threadID = thread["id"]?.string else { return [] }
-        let session = CodexMonitorSessionID.make(workspace: workspace, thread: threadID)
+        let session = CodexSessionID.make(scope: scope, thread: threadID)
         let turns = thread["turns"]?.array ?? []
         let ids = turns.map { $0["id"]?.string ?? "" }
         let running = turns.firstIndex { CodexThreadItem.outcome(ofTurnStatus: $0["status"]?.string) == nil } ?? turns.count
@@ -651,7 +622,7 @@ extension CodexMonitorEventMapper {
                 events += completeTurn(session: session, turn: finished)
             }
         }
-        if let status = CodexMonitorThread.status(thread["status"]) {
+        if let status = CodexThread.status(thread["status"]) {
             let busy = openTurns.values.contains { $0.session == session }
             // A re-read never turns a running session idle while we hold its turn open.
             if !(status == .idle && busy) { events += setStatus(session, status) }
@@ -668,12 +639,12 @@ extension CodexMonitorEventMapper {
 
     /// A thread's past turns (from `resume_thread`) as events: `turn.started`, `part.completed`
     /// for each item, and `turn.completed` for turns that ended. `limit` keeps the last turns.
-    static func history(workspace: String, thread: JSONValue, limit: Int?) -> [Event] {
+    public static func history(scope: String?, thread: JSONValue, limit: Int?) -> [Event] {
         guard let threadID = thread["id"]?.string else { return [] }
-        let session = CodexMonitorSessionID.make(workspace: workspace, thread: threadID)
+        let session = CodexSessionID.make(scope: scope, thread: threadID)
         var turns = thread["turns"]?.array ?? []
         if let limit { turns = Array(turns.suffix(Swift.max(0, limit))) }
-        var mapper = CodexMonitorEventMapper()
+        var mapper = CodexAppServerMapper()
         var events: [Event] = []
         for turn in turns {
             guard let id = turn["id"]?.string else { continue }
