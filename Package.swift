@@ -57,8 +57,13 @@ let package = Package(
         .target(name: "TetherOpenCode", dependencies: [
             "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
-        // Codex app-server items, carried by both the Codex Worker and CodexMonitor.
+        // Codex's app-server protocol: its items, and its messages → domain events (one mapper for
+        // every backend that carries them: codex, CodexMonitor, the Codex Worker's items).
         .target(name: "TetherCodexProtocol", dependencies: ["TetherCore"], swiftSettings: strict),
+        // `backend = "codex"`: Codex's own app-server, over ws://, its daemon's socket, or stdio.
+        .target(name: "TetherCodexAppServer", dependencies: [
+            "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         .target(name: "TetherCodexWorker", dependencies: [
             "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
@@ -89,7 +94,7 @@ let package = Package(
         .target(name: "CMallocSettings"),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "CMallocSettings", "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH", "TetherGateway",
+            "CMallocSettings", "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherCodexAppServer", "TetherNotification", "TetherSSH", "TetherGateway",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict,
@@ -125,7 +130,7 @@ let package = Package(
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
-        .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCore", "TetherNet", "TetherTestSupport"],
+        .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCodexProtocol", "TetherCore", "TetherNet", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherNotificationTests", dependencies: [
             "TetherNotification", "TetherCore", "TetherNet",

@@ -5,6 +5,7 @@ import TetherCore
 public enum BackendSettings: Sendable, Equatable {
     case codexWorker(CodexWorkerSettings)
     case openCode(OpenCodeSettings)
+    case codex(CodexAppServerSettings)
     case codexMonitor(CodexMonitorSettings)
     case notification(NotificationSettings)
 
@@ -12,6 +13,7 @@ public enum BackendSettings: Sendable, Equatable {
         switch self {
         case .codexWorker: return .codexWorker
         case .openCode: return .openCode
+        case .codex: return .codex
         case .codexMonitor: return .codexMonitor
         case .notification: return .notification
         }
@@ -22,6 +24,7 @@ public enum BackendSettings: Sendable, Equatable {
         switch self {
         case .codexWorker(let settings): return settings.url.absoluteString
         case .openCode(let settings): return settings.url.absoluteString
+        case .codex(let settings): return settings.reach.description
         case .codexMonitor(let settings): return settings.address.description
         case .notification(let settings): return settings.url.absoluteString
         }
@@ -54,6 +57,39 @@ public struct OpenCodeSettings: Sendable, Equatable {
         self.url = url
         self.username = username
         self.password = password
+        self.directory = directory
+    }
+}
+
+/// `backend = "codex"`: how to reach `codex app-server` — exactly one of `url` (`ws://HOST:PORT`,
+/// with an optional capability `token`), `daemon = true` / `socket = PATH` (the app-server daemon's
+/// unix socket), or `command` (a stdio child, e.g. `["codex", "app-server"]`) — and `directory`,
+/// where new threads start (on the agent's machine).
+public struct CodexAppServerSettings: Sendable, Equatable {
+    public enum Reach: Sendable, Equatable, CustomStringConvertible {
+        /// A `codex app-server --listen ws://…` server.
+        case webSocket(URL)
+        /// The daemon's socket: nil means its default place under `$CODEX_HOME` (on the agent's machine).
+        case daemon(socket: String?)
+        /// A child speaking over its stdin and stdout, started by whoever serves the profile.
+        case command([String])
+
+        public var description: String {
+            switch self {
+            case .webSocket(let url): return url.absoluteString
+            case .daemon(let socket): return "daemon at " + (socket ?? "$CODEX_HOME/app-server-control/app-server-control.sock")
+            case .command(let argv): return "stdio: " + argv.joined(separator: " ")
+            }
+        }
+    }
+
+    public let reach: Reach
+    public let token: ConfiguredSecret?
+    public let directory: String?
+
+    public init(reach: Reach, token: ConfiguredSecret?, directory: String?) {
+        self.reach = reach
+        self.token = token
         self.directory = directory
     }
 }

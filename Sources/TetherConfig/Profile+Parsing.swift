@@ -48,6 +48,8 @@ extension Profile {
                 username: try table.string("username", example: "\"opencode\"") ?? OpenCodeSettings.defaultUsername,
                 password: try table.secret("password"),
                 directory: try table.string("directory", example: "\"/home/me/project\"")))
+        case .codex:
+            settings = .codex(try CodexAppServerSettings(table: table))
         case .codexMonitor:
             let example = "\"127.0.0.1:4732\""
             guard let text = try table.string("address", example: example) else {

@@ -29,6 +29,7 @@ public struct Profile: Sendable, Equatable, CustomStringConvertible {
         switch settings {
         case .codexWorker(let settings): return [settings.token].compactMap { $0 }
         case .openCode(let settings): return [settings.password].compactMap { $0 }
+        case .codex(let settings): return [settings.token].compactMap { $0 }
         case .codexMonitor(let settings): return [settings.token].compactMap { $0 }
         case .notification: return []
         }

@@ -158,6 +158,16 @@ public enum Redaction {
             add("username", .string(s.username))
             add("password", s.password.map { .secret($0.reference) })
             add("directory", s.directory.map(RedactedValue.string))
+        case .codex(let s):
+            switch s.reach {
+            case .webSocket(let url): add("url", .string(url.absoluteString))
+            case .daemon(let socket):
+                add("daemon", .boolean(true))
+                add("socket", socket.map(RedactedValue.string))
+            case .command(let argv): add("command", .string(argv.joined(separator: " ")))
+            }
+            add("token", s.token.map { .secret($0.reference) })
+            add("directory", s.directory.map(RedactedValue.string))
         case .codexMonitor(let s):
             add("address", .string(s.address.description))
             add("token", s.token.map { .secret($0.reference) })

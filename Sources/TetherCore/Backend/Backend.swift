@@ -54,11 +54,15 @@ public struct SendRequest: Sendable {
     /// For `sendAndFollow`: each event carries its wire message as `raw` (`--raw`); see
     /// `EventsRequest.raw`.
     public var raw: Bool
-    public init(session: String, text: String, model: String? = nil, raw: Bool = true) {
+    /// The prompt's idempotency key, for backends that take one (Codex's `clientUserMessageId`):
+    /// a prompt sent again after a lost connection is recognised instead of run twice.
+    public var clientMessageID: String?
+    public init(session: String, text: String, model: String? = nil, raw: Bool = true, clientMessageID: String? = nil) {
         self.session = session
         self.text = text
         self.model = model
         self.raw = raw
+        self.clientMessageID = clientMessageID
     }
 }
 

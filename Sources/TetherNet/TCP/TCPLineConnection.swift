@@ -72,6 +72,23 @@ public final class TCPLineConnection: LineConnection {
         return connection
     }
 
+    /// Takes over a connected stream socket (one end of a `socketpair` whose other end is a
+    /// child process's stdin and stdout, say): the same framing and bounds as a TCP connection.
+    /// The connection owns `fd` from now on and closes it; on failure it is closed here.
+    public static func adopt(socket fd: Int32, endpoint: String, maxLineLength: Int = 1 << 20, bufferedBytes: Int = 1 << 20,
+                             logger: Logger) throws(NetError) -> TCPLineConnection {
+        guard maxLineLength > 0, TCPSocket.setNonBlocking(fd), let wake = TCPSocket.makeWakePipe() else {
+            let detail = TCPSocket.errorText()
+            _ = TCPSocket.systemClose(fd)
+            throw NetError(.other, url: endpoint, detail: "cannot take over the socket: \(detail)")
+        }
+        TCPSocket.setCloseOnExec(fd)
+        let connection = TCPLineConnection(fd: fd, wake: wake, endpoint: endpoint, maxLineLength: maxLineLength,
+                                           bufferLimit: Swift.max(1, bufferedBytes), logger: logger)
+        connection.startIO()
+        return connection
+    }
+
     private init(fd: Int32, wake: (read: Int32, write: Int32), endpoint: String, maxLineLength: Int, bufferLimit: Int,
                  logger: Logger) {
         self.fd = fd

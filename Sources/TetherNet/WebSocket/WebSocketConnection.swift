@@ -27,6 +27,9 @@ public final class WebSocketConnection: Sendable {
         public var url: String
         /// Extra request headers (`Origin`, `Authorization`, …).
         public var headers: [(name: String, value: String)]
+        /// Connect to this unix socket instead of the URL's host and port (the URL still gives
+        /// the upgrade request's path and `Host`): Codex's app-server daemon listens so.
+        public var unixSocketPath: String?
         /// Offered in `Sec-WebSocket-Protocol`; the server may pick one.
         public var subprotocols: [String]
         /// TCP + TLS (+ proxy) connect, libcurl's part.
@@ -51,9 +54,11 @@ public final class WebSocketConnection: Sendable {
         public init(url: String, headers: [(name: String, value: String)] = [], subprotocols: [String] = [],
                     connectTimeout: Duration = .seconds(10), handshakeTimeout: Duration = .seconds(10),
                     maxMessageSize: Int = 16 << 20, maxFrameSize: Int = 64 << 10, bufferedBytes: Int = 4 << 20,
-                    pingInterval: Duration? = nil, liveness: Duration? = nil, closeTimeout: Duration = .seconds(5)) {
+                    pingInterval: Duration? = nil, liveness: Duration? = nil, closeTimeout: Duration = .seconds(5),
+                    unixSocketPath: String? = nil) {
             self.url = url
             self.headers = headers
+            self.unixSocketPath = unixSocketPath
             self.subprotocols = subprotocols
             self.connectTimeout = connectTimeout
             self.handshakeTimeout = handshakeTimeout
@@ -309,6 +314,7 @@ public final class WebSocketConnection: Sendable {
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let code: CURLcode = errorBuffer.withUnsafeMutableBufferPointer { errorPointer in
             tether_curl_setopt_string(handle, CURLOPT_URL, endpoint.connectURL)
+            if let path = configuration.unixSocketPath { tether_curl_setopt_string(handle, CURLOPT_UNIX_SOCKET_PATH, path) }
             tether_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorPointer.baseAddress)
             // Connect (TCP, TLS, proxy tunnel) and stop: the bytes after that are ours.
             tether_curl_setopt_long(handle, CURLOPT_CONNECT_ONLY, 1)

@@ -56,6 +56,7 @@ struct ACPCommand: AsyncParsableCommand {
             let pins: Bool = switch profile.settings {
             case .openCode(let settings): settings.directory != nil
             case .codexMonitor(let settings): settings.workspace != nil
+            case .codex(let settings): settings.directory != nil
             case .codexWorker, .notification: false
             }
             let agent = ACPAgent(

@@ -69,7 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
             var served: [ServedProfile] = []
             for name in names {
                 let profile = try config.profile(named: name)
-                served.append(ServedProfile(name: name, backend: try await context.makeBackend(for: profile, in: config)))
+                served.append(ServedProfile(name: name, backend: try await context.makeBackend(for: profile, in: config, longLived: true)))
             }
             StatusLine.shared.clear()
             let gateway = Gateway(configuration: gatewayConfiguration, profiles: served, logger: context.logger)

@@ -24,12 +24,7 @@ struct TunnelCommand: AsyncParsableCommand {
                 throw TetherError(.usage, "profile \(profile.name) has no tunnel",
                                   hint: "add tunnel = \"NAME\" to [profiles.\(profile.name)] and a [tunnels.NAME] table")
             }
-            let target: HostPort = switch profile.settings {
-            case .openCode(let settings): ProfileTunnel.target(of: settings.url)
-            case .codexWorker(let settings): ProfileTunnel.target(of: settings.url)
-            case .notification(let settings): ProfileTunnel.target(of: settings.url)
-            case .codexMonitor(let settings): settings.address
-            }
+            let target = try ProfileTunnel.target(of: profile.settings, profile: profile.name)
             let opened = try await ProfileTunnel.open(tunnelConfig, target: target, environment: context.environment, logger: context.logger)
             StatusLine.shared.clear()
             let line: JSONValue = [

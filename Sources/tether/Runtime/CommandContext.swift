@@ -4,6 +4,7 @@ import TetherConfig
 import TetherCore
 import TetherNet
 import TetherCodexMonitor
+import TetherCodexAppServer
 import TetherCodexWorker
 import TetherNotification
 import TetherOpenCode
@@ -52,19 +53,15 @@ struct CommandContext {
     }
 
     /// `profile`'s backend (of `config`), its tunnel open if it has one, its secrets resolved.
-    func makeBackend(for profile: Profile, in config: ConfigFile) async throws -> any Backend {
+    /// `longLived`: the backend serves for good (`tether serve`), not for one command.
+    func makeBackend(for profile: Profile, in config: ConfigFile, longLived: Bool = false) async throws -> any Backend {
         var tunnel: ProfileTunnel?
         if let name = profile.tunnel {
             guard let tunnelConfig = config.tunnel(for: profile) else {
                 throw TetherError(.configuration, "profile \(profile.name) names tunnel \"\(name)\", which \(config.path) does not define",
                                   hint: "add a [tunnels.\(name)] table")
             }
-            let target: HostPort = switch profile.settings {
-            case .openCode(let settings): ProfileTunnel.target(of: settings.url)
-            case .codexWorker(let settings): ProfileTunnel.target(of: settings.url)
-            case .notification(let settings): ProfileTunnel.target(of: settings.url)
-            case .codexMonitor(let settings): settings.address
-            }
+            let target = try ProfileTunnel.target(of: profile.settings, profile: profile.name)
             let opened = try await ProfileTunnel.open(tunnelConfig, target: target, environment: environment, logger: logger)
             OpenTunnels.keep(opened.tunnel)
             tunnel = opened
@@ -99,6 +96,18 @@ struct CommandContext {
                 configuration.pingTimeout = liveness
             }
             return CodexMonitorBackend(configuration: configuration, logger: logger)
+        case .codex(let settings):
+            let reach: CodexAppServerBackend.Configuration.Reach
+            switch settings.reach {
+            case .webSocket(let wsURL): reach = .webSocket(url: try url(wsURL), token: try settings.token?.resolve(environment))
+            case .daemon(let socket): reach = .daemon(socket: socket ?? CodexHome.daemonSocket(environment: environment))
+            case .command(let arguments): reach = .command(arguments)
+            }
+            var configuration = CodexAppServerBackend.Configuration(
+                reach: reach, profile: profile.name, directory: settings.directory, longLived: longLived,
+                reconnect: reconnect, clientVersion: TetherVersion.string)
+            if let liveness = tuning.liveness { configuration.keepalive = liveness / 2 }
+            return CodexAppServerBackend(configuration: configuration, logger: logger)
         case .notification(let settings):
             var configuration = NotificationRelayBackend.Configuration(
                 url: try url(settings.url), peerID: settings.peerID, desktop: settings.desktop, profile: profile.name,

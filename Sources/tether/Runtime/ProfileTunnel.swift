@@ -58,6 +58,22 @@ struct ProfileTunnel {
     }
 
     /// Where a URL's server is, with the scheme's default port.
+    /// Where a profile's tunnel leads, as the SSH server sees it.
+    static func target(of settings: BackendSettings, profile: String) throws -> HostPort {
+        switch settings {
+        case .openCode(let settings): return target(of: settings.url)
+        case .codexWorker(let settings): return target(of: settings.url)
+        case .notification(let settings): return target(of: settings.url)
+        case .codexMonitor(let settings): return settings.address
+        case .codex(let settings):
+            guard case .webSocket(let url) = settings.reach else {
+                throw TetherError(.unsupported, "profile \(profile) reaches codex app-server through its \(settings.reach.description.hasPrefix("stdio") ? "stdio" : "daemon"), which a tunnel cannot carry yet (that needs an SSH exec channel)",
+                                  hint: "on that machine run `codex app-server --listen ws://127.0.0.1:4500 --ws-auth capability-token --ws-token-file FILE` and give the profile url = \"ws://127.0.0.1:4500\" and the token")
+            }
+            return target(of: url)
+        }
+    }
+
     static func target(of url: URL) -> HostPort {
         let port = url.port ?? (["https", "wss"].contains(url.scheme ?? "") ? 443 : 80)
         return HostPort(host: url.host ?? "127.0.0.1", port: port)

@@ -1,0 +1,134 @@
+import Logging
+import TetherCodexProtocol
+import TetherCore
+import TetherNet
+
+/// The live side of the `codex` backend, reduced to I/O: a subscription to the shared
+/// connection (and the reconnect schedule), the reads a resync needs, and the execution of what
+/// ``CodexAppServerStreamMachine`` decides. One task; what is queued when it looks goes out as
+/// one batch.
+struct CodexAppServerEventStream: Sendable {
+    let backend: CodexAppServerBackend
+    let request: EventsRequest
+    /// `send --follow`: the prompt to send once subscribed and resynced.
+    let sendOnReady: SendRequest?
+
+    private var configuration: CodexAppServerBackend.Configuration { backend.configuration }
+    private var logger: Logger { backend.logger }
+
+    func run() -> EventStream {
+        EventChannel.stream { channel in try await pump(channel) }
+    }
+
+    private func pump(_ output: EventChannel) async throws {
+        var machine = CodexAppServerStreamMachine(request: request, configuration: .init(
+            target: request.session, endpoint: configuration.endpoint, hasPrompt: sendOnReady != nil,
+            newProcessPerConnection: configuration.isStdio))
+        let outbox = EventOutbox(channel: output)
+        guard request.follow || sendOnReady != nil else {
+            // What is current, then stop.
+            let subscription = try await backend.hub.subscribe()
+            defer { backend.hub.unsubscribe(subscription.id) }
+            try await execute([.resync], &machine, subscription.connection.client, outbox)
+            try await outbox.flush()
+            return
+        }
+        var policy = ReconnectPolicy(configuration: configuration.reconnect)
+        var attempt = 1
+        try await execute(machine.connecting(attempt: attempt, at: Event.now()), &machine, nil, outbox)
+        try await outbox.flush()
+        while true {
+            try Task.checkCancellation()
+            policy.connecting()
+            let failure: ReconnectPolicy.Failure
+            let reason: String
+            do {
+                let subscription = try await backend.hub.subscribe()
+                defer { backend.hub.unsubscribe(subscription.id) }
+                policy.connected(at: .now)
+                policy.madeProgress()
+                try await live(subscription.connection.client, subscription.inbox, &machine, outbox)
+                if machine.isDone { return }
+                failure = .streamEnded
+                reason = "the app-server closed the connection"
+            } catch let error as TetherError where error.retryable || error.code == .unavailable || error.code == .timeout {
+                try await outbox.flush()
+                failure = .transportError
+                reason = error.message
+            } catch let error as NetError {
+                try await outbox.flush()
+                failure = .transportError
+                reason = error.tetherError(service: "codex app-server").message
+            }
+            switch policy.failed(failure, at: .now) {
+            case .reconnect(let delay, let next):
+                attempt = next
+                logger.info("codex app-server stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
+                try await execute(machine.disconnected(reason: reason, retryIn: delay, attempt: attempt, at: Event.now()),
+                                  &machine, nil, outbox)
+                try await outbox.flush()
+                try await Task.sleep(for: delay)
+            case .stop(let why):
+                try await execute(machine.gaveUp(reason: reason, at: Event.now()), &machine, nil, outbox)
+                try await outbox.flush()
+                throw TetherError(.unavailable, "gave up on codex app-server at \(configuration.endpoint) (\(why)): \(reason)",
+                                  hint: "`tether check -p \(configuration.profile)` tests the connection", retryable: true)
+            }
+        }
+    }
+
+    /// One connection's life: connected (and so resynced, and maybe the prompt sent), then
+    /// messages until it ends.
+    private func live(_ client: CodexAppServerClient, _ inbox: CodexAppServerInbox, _ machine: inout CodexAppServerStreamMachine,
+                      _ outbox: EventOutbox) async throws {
+        try await execute(machine.connected(at: Event.now()), &machine, client, outbox)
+        while !machine.isDone {
+            try await outbox.flush()
+            switch try await inbox.next(timeout: nil) {
+            case .ended, .timedOut:
+                return
+            case .incoming(let messages, let lost):
+                if lost > 0 { try await execute(machine.lost(count: lost), &machine, client, outbox) }
+                for message in messages where !machine.isDone {
+                    try await execute(machine.receive(message, at: Event.now()), &machine, client, outbox)
+                }
+            }
+        }
+        try await outbox.flush()
+    }
+
+    private func execute(_ actions: [CodexAppServerStreamMachine.Action], _ machine: inout CodexAppServerStreamMachine,
+                         _ client: CodexAppServerClient?, _ outbox: EventOutbox) async throws {
+        for action in actions {
+            switch action {
+            case .emit(let events):
+                outbox.add(events.map(backend.answers.filledIn))
+            case .finish:
+                return
+            case .resync:
+                guard let client else { continue }
+                try await outbox.flush()
+                var active: [String] = []
+                if machine.listsActiveThreads { active = try await backend.activeThreads(client) }
+                var threads: [JSONValue] = []
+                for thread in machine.threadsToRead(active: active) {
+                    do {
+                        threads.append(try await backend.resume(client, thread: thread))
+                    } catch let error as TetherError where error.code == .notFound && thread != machine.target {
+                        logger.info("a thread went away while Tether was disconnected", metadata: ["thread": "\(thread)", "error": "\(error.message)"])
+                    }
+                }
+                try await execute(machine.resynced(threads, at: Event.now()), &machine, client, outbox)
+            case .postPrompt:
+                guard let prompt = sendOnReady, let client else { continue }
+                try await outbox.flush()
+                machine.postingPrompt()
+                let receipt = try await backend.startTurn(prompt, using: client)
+                try await execute(machine.promptSent(turn: receipt.turn, at: Event.now()), &machine, client, outbox)
+            case .noteDropped(let count):
+                logger.warning("Tether fell behind and dropped app-server messages; re-reading the active threads",
+                               metadata: ["dropped": "\(count)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Logging
+import Synchronization
+import TetherCore
+
+/// JSON-RPC with an app-server over one link, as Codex speaks it: no `jsonrpc` field, integer
+/// ids for our requests, and the server's own requests (approvals) in an id space of its own.
+///
+/// Calls are matched to responses by id, each with its own timeout. Everything else the server
+/// sends — notifications and its requests — is handed to `deliver` as it is read (the hub puts
+/// it in each subscriber's bounded ``CodexAppServerInbox``), and so is the connection's end.
+/// Responses are always read, so a call never waits behind a slow consumer. Unparsable
+/// messages are logged and skipped, as the app-server itself skips ours.
+final class CodexAppServerRPC: Sendable {
+    /// An app-server `{"error":{code,message,data}}`.
+    struct RemoteError: Error, Sendable, CustomStringConvertible {
+        var code: Int
+        var message: String
+        var data: JSONValue?
+
+        /// `-32001 Server overloaded; retry later.`
+        var isOverloaded: Bool { code == -32001 }
+        /// A draining server (after SIGTERM) refuses new work until clients reconnect.
+        var isShuttingDown: Bool { data?["reason"]?.string == "serverShuttingDown" }
+        var description: String { "\(message) (\(code))" }
+    }
+
+    enum Failure: Error, Sendable {
+        case remote(RemoteError)
+        case timedOut(method: String, after: Duration)
+        /// The connection ended: with this error, or nil when it was closed cleanly.
+        case closed((any Error)?)
+    }
+
+    /// What the connection hands on, in order.
+    enum Incoming: Sendable {
+        /// A notification (`method`, `params`) or a server request (also an `id`), whole, and
+        /// the size of its text.
+        case message(JSONValue, bytes: Int)
+        /// The connection ended: with this error, or nil when it was closed cleanly.
+        case ended((any Error)?)
+    }
+
+    private struct State {
+        var nextID: Int64 = 1
+        var calls: [Int64: CheckedContinuation<Result<JSONValue, Failure>, Never>] = [:]
+        var ended: Failure?
+    }
+
+    let link: any CodexAppServerLink
+    private let logger: Logger
+    private let deliver: @Sendable (Incoming) -> Void
+    private let state = Mutex(State())
+
+    init(link: any CodexAppServerLink, logger: Logger, deliver: @escaping @Sendable (Incoming) -> Void) {
+        self.link = link
+        self.logger = logger
+        self.deliver = deliver
+    }
+
+    func start() {
+        Task { await self.readLoop() }
+    }
+
+    func close() async {
+        await link.close()
+        finish(.closed(nil))
+    }
+
+    var hasEnded: Bool { state.withLock { $0.ended != nil } }
+
+    // MARK: Calls
+
+    func call(_ method: String, params: JSONValue, timeout: Duration) async throws(Failure) -> JSONValue {
+        let id: Int64
+        switch state.withLock({ state -> Result<Int64, Failure> in
+            if let ended = state.ended { return .failure(ended) }
+            defer { state.nextID += 1 }
+            return .success(state.nextID)
+        }) {
+        case .success(let value): id = value
+        case .failure(let failure): throw failure
+        }
+        let text = JSONValue.object(["id": .int(id), "method": .string(method), "params": params]).serialized
+        let result: Result<JSONValue, Failure> = await withCheckedContinuation { continuation in
+            let ended = state.withLock { state -> Failure? in
+                if let ended = state.ended { return ended }
+                state.calls[id] = continuation
+                return nil
+            }
+            if let ended {
+                continuation.resume(returning: .failure(ended))
+                return
+            }
+            Task {
+                do {
+                    try await link.send(text)
+                } catch {
+                    self.complete(id, .failure(.closed(error)))
+                    return
+                }
+                try? await Task.sleep(for: timeout)
+                self.complete(id, .failure(.timedOut(method: method, after: timeout)))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Answers the server's request `id` (kept exactly as it came: a number stays a number).
+    func respond(to id: JSONValue, result: JSONValue) async throws {
+        try await link.send(JSONValue.object(["id": id, "result": result]).serialized)
+    }
+
+    func notify(_ method: String) async throws {
+        try await link.send(JSONValue.object(["method": .string(method)]).serialized)
+    }
+
+    private func complete(_ id: Int64, _ result: Result<JSONValue, Failure>) {
+        let waiting = state.withLock { $0.calls.removeValue(forKey: id) }
+        waiting?.resume(returning: result)
+    }
+
+    // MARK: Incoming
+
+    private func readLoop() async {
+        do {
+            while let texts = try await link.receive() {
+                for text in texts { route(text) }
+            }
+            finish(.closed(nil))
+        } catch {
+            finish(.closed(error))
+        }
+    }
+
+    private func route(_ text: String) {
+        guard let message = try? JSONParser.parse(text), message.object != nil else {
+            logger.debug("skipping a message that is not a JSON object", metadata: ["bytes": "\(text.utf8.count)"])
+            return
+        }
+        if message["method"]?.string == nil, let id = message["id"]?.int {
+            if let error = message["error"], !error.isNull {
+                complete(Int64(id), .failure(.remote(RemoteError(code: error["code"]?.int.map { Int($0) } ?? 0,
+                                                                 message: error["message"]?.string ?? error.serialized,
+                                                                 data: error["data"]))))
+            } else {
+                complete(Int64(id), .success(message["result"] ?? .null))
+            }
+            return
+        }
+        guard message["method"]?.string != nil else {
+            logger.debug("skipping a response to no call of ours", metadata: ["id": "\(message["id"]?.serialized ?? "none")"])
+            return
+        }
+        deliver(.message(message, bytes: text.utf8.count))
+    }
+
+    private func finish(_ end: Failure) {
+        let (calls, first) = state.withLock { state -> ([CheckedContinuation<Result<JSONValue, Failure>, Never>], Bool) in
+            let first = state.ended == nil
+            if first { state.ended = end }
+            let calls = Array(state.calls.values)
+            state.calls = [:]
+            return (calls, first)
+        }
+        for call in calls { call.resume(returning: .failure(end)) }
+        guard first else { return }
+        if case .closed(let error) = end { deliver(.ended(error)) } else { deliver(.ended(nil)) }
+    }
+}

@@ -1,0 +1,162 @@
+import TetherCodexProtocol
+import TetherCore
+
+/// The `codex` stream's protocol rules as a pure state machine (the shape of
+/// `OpenCodeStreamMachine` and `CodexMonitorStreamMachine`): what happened goes in — a message,
+/// a resync's reads, the link's ups and downs — and what to do comes out as actions, which
+/// `CodexAppServerEventStream` executes.
+///
+/// The rules follow the protocol note's "what a client must do to lose nothing across a
+/// reconnect": the app-server keeps no cursor and replays nothing, so every connection starts
+/// with a resync — each thread that matters (the one asked for, those with a turn held open,
+/// those the server says are active) is `thread/resume`d, which subscribes this connection and
+/// makes the server send its pending requests again, and the snapshot is reconciled: only what
+/// was not emitted yet goes out (`item/completed` is the truth, approvals are deduplicated by
+/// request id + item). A new stdio child is a new app-server: what the old one asked can no
+/// longer be answered. `send --follow` sends its prompt only once resynced, with a
+/// `clientUserMessageId`, so a prompt whose answer was lost with the link is found in the
+/// thread instead of being sent twice.
+struct CodexAppServerStreamMachine {
+    enum Action: Sendable, Equatable {
+        case emit([Event])
+        /// `thread/resume` each of `threadsToRead(active:)` (after listing the active threads
+        /// when `listsActiveThreads`), then feed the threads to `resynced`.
+        case resync
+        /// `send --follow`: call `postingPrompt`, send the prompt, then `promptSent`.
+        case postPrompt
+        /// The consumer lost messages (it fell behind): say so on stderr; a resync follows.
+        case noteDropped(Int)
+        /// `send --follow` is done.
+        case finish
+    }
+
+    struct Configuration: Sendable {
+        /// `--session` (a thread id).
+        var target: String?
+        var endpoint: String
+        var hasPrompt: Bool
+        /// Every connection is a new app-server process (a stdio child).
+        var newProcessPerConnection: Bool
+    }
+
+    private(set) var mapper = CodexAppServerMapper()
+    private var filter: EventFilter
+    private let keepsRaw: Bool
+    private let configuration: Configuration
+    private(set) var promptPosted = false
+    /// The target thread's turns as the last resync read them.
+    private var targetTurnsRead: Set<String>?
+    private var turnsBeforePrompt: Set<String>?
+    private var connections = 0
+
+    init(request: EventsRequest, configuration: Configuration) {
+        self.configuration = configuration
+        filter = EventFilter(session: configuration.target, turn: request.turn, untilTurnCompletes: request.untilTurnCompletes)
+        keepsRaw = request.raw
+    }
+
+    var isDone: Bool { filter.isDone }
+    var target: String? { configuration.target }
+    var listsActiveThreads: Bool { configuration.target == nil }
+
+    // MARK: The link
+
+    mutating func connecting(attempt: Int, at time: Double) -> [Action] {
+        emit([Event.connection(attempt == 1 ? .connecting : .reconnecting, attempt: attempt, endpoint: configuration.endpoint)].stamped(at: time))
+    }
+
+    mutating func connected(at time: Double) -> [Action] {
+        connections += 1
+        var events = [Event.connection(.connected, endpoint: configuration.endpoint)]
+        if connections > 1, configuration.newProcessPerConnection {
+            // The old child took its pending requests with it; their ids will be reused.
+            events += mapper.processReplaced(scope: nil)
+        }
+        return emit(events.stamped(at: time)) + [.resync]
+    }
+
+    mutating func disconnected(reason: String, retryIn: Duration, attempt: Int, at time: Double) -> [Action] {
+        emit([Event.connection(.reconnecting, attempt: attempt, endpoint: configuration.endpoint,
+                               reason: "\(reason); retrying in \(retryIn.secondsText)")].stamped(at: time))
+    }
+
+    mutating func gaveUp(reason: String, at time: Double) -> [Action] {
+        emit([Event.connection(.failed, endpoint: configuration.endpoint, reason: reason)].stamped(at: time))
+    }
+
+    // MARK: Messages
+
+    /// One message the server sent unasked (a notification or a request), received at `time`.
+    mutating func receive(_ message: JSONValue, at time: Double) -> [Action] {
+        var events = mapper.map(scope: nil, message: message)
+        for index in events.indices {
+            if keepsRaw, events[index].raw == nil { events[index].raw = message }
+            events[index].ts = time
+        }
+        return emit(events)
+    }
+
+    mutating func lost(count: Int) -> [Action] {
+        [.noteDropped(count), .resync]
+    }
+
+    // MARK: Resync
+
+    /// The threads a resync resumes: the one asked for, those with a turn held open, and the
+    /// active ones; each once.
+    func threadsToRead(active: [String]) -> [String] {
+        var threads: [String] = []
+        for thread in [configuration.target].compactMap({ $0 }) + mapper.openSessions + (listsActiveThreads ? active : [])
+        where !threads.contains(thread) {
+            threads.append(thread)
+        }
+        return threads
+    }
+
+    /// The threads the resync resumed (each `thread/resume`'s `thread`, turns included).
+    mutating func resynced(_ threads: [JSONValue], at time: Double) -> [Action] {
+        var events: [Event] = []
+        if let target = configuration.target, let read = threads.first(where: { $0["id"]?.string == target }) {
+            let turns = (read["turns"]?.array ?? []).compactMap { $0["id"]?.string }
+            targetTurnsRead = Set(turns)
+            // The prompt went out but its answer was lost with the link: the first new turn is ours.
+            if promptPosted, filter.targetTurn == nil, let before = turnsBeforePrompt {
+                if let ours = turns.first(where: { !before.contains($0) }) {
+                    filter.promptWasSent(turn: ours)
+                    events += mapper.started(session: target, turn: ours)
+                } else if CodexThread.status(read["status"]) == .idle {
+                    // No turn came of it and the thread is idle: the prompt never reached the
+                    // server. Sent again (with the same clientUserMessageId) below.
+                    promptPosted = false
+                }
+            }
+        }
+        for thread in threads {
+            events += mapper.reconcile(scope: nil, thread: thread)
+        }
+        var actions = emit(events.stamped(at: time))
+        if configuration.hasPrompt, !promptPosted, !filter.isDone { actions.append(.postPrompt) }
+        return actions
+    }
+
+    // MARK: send --follow
+
+    mutating func postingPrompt() {
+        promptPosted = true
+        turnsBeforePrompt = targetTurnsRead
+        filter.promptWasSent()
+    }
+
+    mutating func promptSent(turn: String?, at time: Double) -> [Action] {
+        filter.promptWasSent(turn: turn)
+        guard let turn, let target = configuration.target else { return [] }
+        return emit(mapper.started(session: target, turn: turn).stamped(at: time))
+    }
+
+    private mutating func emit(_ events: [Event]) -> [Action] {
+        let kept = filter.admit(events)
+        var actions: [Action] = kept.isEmpty ? [] : [.emit(kept)]
+        if filter.isDone { actions.append(.finish) }
+        return actions
+    }
+}
