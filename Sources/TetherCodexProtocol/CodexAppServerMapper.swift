@@ -210,7 +210,12 @@ public struct CodexAppServerMapper: Sendable {
             return updateDiff(session: session, turn: turn, diff: diff)
         case "thread/tokenUsage/updated":
             guard let session, let usage = Self.usage(p["tokenUsage"] ?? p["usage"]) else { return [] }
-            if let turn { openTurns[Self.key(session, turn)]?.usage = usage }
+            if let turn {
+                // Codex sends the last usage again on every thread/resume: said once.
+                let key = Self.key(session, turn)
+                if openTurns[key]?.usage == usage { return [] }
+                openTurns[key]?.usage = usage
+            }
             return [.usageUpdated(session: session, turn: turn, usage: usage)]
         case "error":
             return mapError(session: session, turn: turn, params: p)

@@ -110,14 +110,14 @@ struct ValidationTests {
     func unknownBackend() throws {
         let error = try parseError("[profiles.home]\nbackend = \"open-code\"\nurl = \"http://h:1\"\n")
         expectComplete(error, code: .unknownBackend, file: file, key: "profiles.home.backend",
-                       fix: "codex-worker, opencode, codexmonitor, notification", problem: "did you mean \"opencode\"?")
+                       fix: "codex-worker, opencode, codex, codexmonitor, notification", problem: "did you mean \"opencode\"?")
     }
 
     @Test("missing backend and missing required keys")
     func missingKeys() throws {
         let backend = try parseError("[profiles.home]\nurl = \"http://h:1\"\n")
         expectComplete(backend, code: .missingKey, file: file, key: "profiles.home.backend",
-                       fix: "backend = \"opencode\"", problem: "codex-worker, opencode, codexmonitor, notification")
+                       fix: "backend = \"opencode\"", problem: "codex-worker, opencode, codex, codexmonitor, notification")
         let url = try parseError("[profiles.w]\nbackend = \"codex-worker\"\n")
         expectComplete(url, code: .missingKey, file: file, key: "profiles.w.url", fix: "add url = \"http://")
         let address = try parseError("[profiles.m]\nbackend = \"codexmonitor\"\n")
