@@ -4,6 +4,7 @@
 
 #include <libssh2.h>
 #include <stddef.h>
+#include <string.h>
 
 static inline LIBSSH2_SESSION *tether_ssh2_session_init(void) {
     return libssh2_session_init();
@@ -17,6 +18,19 @@ static inline int tether_ssh2_userauth_publickey_fromfile(LIBSSH2_SESSION *sessi
                                                           const char *publickey, const char *privatekey,
                                                           const char *passphrase) {
     return libssh2_userauth_publickey_fromfile(session, user, publickey, privatekey, passphrase);
+}
+
+/// A session channel, opened without blocking (libssh2_channel_open_session is a macro).
+static inline LIBSSH2_CHANNEL *tether_ssh2_channel_open_session(LIBSSH2_SESSION *session, unsigned int window, unsigned int packet) {
+    return libssh2_channel_open_ex(session, "session", sizeof("session") - 1, window, packet, NULL, 0);
+}
+
+/// Runs `command` on the channel (an "exec" request); its stderr is dropped as it arrives, so a
+/// chatty command cannot fill the channel's window with data nobody reads.
+static inline int tether_ssh2_channel_exec(LIBSSH2_CHANNEL *channel, const char *command) {
+    int rc = libssh2_channel_handle_extended_data2(channel, LIBSSH2_CHANNEL_EXTENDED_DATA_IGNORE);
+    if (rc != 0) return rc;
+    return libssh2_channel_process_startup(channel, "exec", sizeof("exec") - 1, command, (unsigned int)strlen(command));
 }
 
 static inline ssize_t tether_ssh2_channel_read(LIBSSH2_CHANNEL *channel, char *buffer, size_t length) {

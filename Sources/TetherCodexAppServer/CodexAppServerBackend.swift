@@ -17,6 +17,9 @@ public struct CodexAppServerBackend: Backend {
             case daemon(socket: String)
             /// A child speaking over stdio: `codex app-server`.
             case command([String])
+            /// A stdio app-server whose stdin and stdout are a TCP connection (a command run on
+            /// an SSH exec channel, behind the tunnel's loopback port): a new process per connection.
+            case remoteStdio(host: String, port: Int)
         }
 
         public var reach: Reach
@@ -37,6 +40,9 @@ public struct CodexAppServerBackend: Backend {
         public var settle: Duration
         public var reconnect: ReconnectPolicy.Configuration
         public var clientVersion: String
+        /// How the endpoint reads in messages, when the reach alone would mislead (a tunnel's
+        /// loopback port stands for a daemon or a command on another machine).
+        public var label: String?
 
         public init(reach: Reach, profile: String, directory: String? = nil, longLived: Bool = false,
                     connectTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(60), keepalive: Duration = .seconds(30),
@@ -56,16 +62,21 @@ public struct CodexAppServerBackend: Backend {
         }
 
         public var endpoint: String {
+            if let label { return label }
             switch reach {
             case .webSocket(let url, _): return url
             case .daemon(let socket): return "daemon at \(socket)"
             case .command(let arguments): return "stdio: " + arguments.joined(separator: " ")
+            case .remoteStdio(let host, let port): return "stdio over \(host):\(port)"
             }
         }
 
+        /// Every connection is a new app-server process, which dies with it.
         var isStdio: Bool {
-            if case .command = reach { return true }
-            return false
+            switch reach {
+            case .command, .remoteStdio: return true
+            case .webSocket, .daemon: return false
+            }
         }
     }
 
@@ -307,6 +318,13 @@ public struct CodexAppServerBackend: Backend {
             answers.forget(id)
             throw error
         }
+        // Codex confirms the first answer it takes with `serverRequest/resolved`, to every
+        // subscriber. Waiting for it means the answer arrived before this process (and a tunnel
+        // it opened) goes away.
+        guard try await awaitResolution(approval, in: subscription.inbox) else {
+            throw TetherError(.timeout, "approval \(id) was answered, but Codex did not confirm it within \(configuration.requestTimeout.secondsText)",
+                              hint: "`tether approvals` shows whether it is still pending", retryable: true)
+        }
         return .approvalResolved(id: id, session: approval.session, turn: approval.turn, decision: answer.decision.rawValue)
     }
 
@@ -324,6 +342,31 @@ public struct CodexAppServerBackend: Backend {
                           message["params"]?["threadId"]?.string == approval.thread else { continue }
                     if let item = approval.item, message["params"]?["itemId"]?.string != item { continue }
                     return true
+                }
+            }
+        }
+        return false
+    }
+
+    /// Whether Codex confirms `approval` was resolved (`serverRequest/resolved` for its request, or
+    /// its turn ending) within the request timeout.
+    private func awaitResolution(_ approval: CodexApprovalID, in inbox: CodexAppServerInbox) async throws -> Bool {
+        let deadline = ContinuousClock.now + configuration.requestTimeout
+        let token = CodexApprovalID.token(for: approval.request)
+        while ContinuousClock.now < deadline {
+            switch try await inbox.next(timeout: deadline - .now) {
+            case .ended, .timedOut:
+                return false
+            case .incoming(let messages, _):
+                for message in messages where message["params"]?["threadId"]?.string == approval.thread {
+                    switch message["method"]?.string {
+                    case "serverRequest/resolved":
+                        if let request = message["params"]?["requestId"], CodexApprovalID.token(for: request) == token { return true }
+                    case "turn/completed":
+                        if approval.turn == nil || message["params"]?["turn"]?["id"]?.string == approval.turn { return true }
+                    default:
+                        break
+                    }
                 }
             }
         }

@@ -22,6 +22,15 @@ enum CodexAppServerConnector {
                 pingInterval: configuration.keepalive, liveness: configuration.keepalive * 2, unixSocketPath: socket),
                 configuration, logger)
             return WebSocketLink(connection: connection, endpoint: configuration.endpoint)
+        case .remoteStdio(let host, let port):
+            do {
+                let connection = try await TCPLineConnection.connect(host: host, port: port, timeout: configuration.connectTimeout,
+                                                                     maxLineLength: configuration.maxMessageSize, bufferedBytes: 4 << 20,
+                                                                     logger: logger)
+                return LineLink(connection: connection, endpoint: configuration.endpoint)
+            } catch {
+                throw error.tetherError(service: "codex app-server (\(configuration.endpoint))")
+            }
         case .command(let arguments):
             do {
                 return StdioLink(child: try StdioChild.spawn(arguments, maxLineLength: configuration.maxMessageSize, logger: logger))

@@ -29,6 +29,20 @@ struct WebSocketLink: CodexAppServerLink {
     func close() async { await connection.close() }
 }
 
+/// Lines over a socket: an app-server's stdio carried by a connection (an SSH exec channel).
+struct LineLink: CodexAppServerLink {
+    let connection: TCPLineConnection
+    let endpoint: String
+
+    func send(_ text: String) async throws { try await connection.send(Array(text.utf8)) }
+
+    func receive() async throws -> [String]? {
+        try await connection.receiveBatch()?.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func close() async { connection.close() }
+}
+
 /// Lines of a child's stdout, and lines to its stdin.
 struct StdioLink: CodexAppServerLink {
     let child: StdioChild

@@ -10,7 +10,7 @@ extension BackendKind {
         switch self {
         case .codexWorker: return ["url", "token"]
         case .openCode: return ["url", "username", "password", "directory"]
-        case .codex: return ["url", "token", "daemon", "socket", "command", "directory"]
+        case .codex: return ["url", "token", "daemon", "socket", "command", "codex", "directory"]
         case .codexMonitor: return ["address", "token", "workspace"]
         case .notification: return ["url", "peer_id", "desktop"]
         }

@@ -64,7 +64,9 @@ public struct OpenCodeSettings: Sendable, Equatable {
 /// `backend = "codex"`: how to reach `codex app-server` — exactly one of `url` (`ws://HOST:PORT`,
 /// with an optional capability `token`), `daemon = true` / `socket = PATH` (the app-server daemon's
 /// unix socket), or `command` (a stdio child, e.g. `["codex", "app-server"]`) — and `directory`,
-/// where new threads start (on the agent's machine).
+/// where new threads start (on the agent's machine). Through a `tunnel`, the daemon is reached
+/// by running `codex app-server proxy` (`codex` names the program) and a command is run as it
+/// is, on an SSH exec channel.
 public struct CodexAppServerSettings: Sendable, Equatable {
     public enum Reach: Sendable, Equatable, CustomStringConvertible {
         /// A `codex app-server --listen ws://…` server.
@@ -86,11 +88,15 @@ public struct CodexAppServerSettings: Sendable, Equatable {
     public let reach: Reach
     public let token: ConfiguredSecret?
     public let directory: String?
+    /// The codex program on the agent's machine, for the daemon's relay (`codex app-server
+    /// proxy`) run through a tunnel.
+    public let codex: String
 
-    public init(reach: Reach, token: ConfiguredSecret?, directory: String?) {
+    public init(reach: Reach, token: ConfiguredSecret?, directory: String?, codex: String = "codex") {
         self.reach = reach
         self.token = token
         self.directory = directory
+        self.codex = codex
     }
 }
 

@@ -5,7 +5,8 @@ extension CodexAppServerSettings {
     init(table: ConfigTable) throws {
         let url = try table.url("url", schemes: ["ws"], example: "\"ws://127.0.0.1:4500\"")
         let daemon = try table.boolean("daemon", example: "true")
-        let socket = try table.localPath("socket", example: "\"~/.codex/app-server-control/app-server-control.sock\"")
+        // On the agent's machine (through a tunnel, not this one): expanded there, by its shell.
+        let socket = try table.string("socket", example: "\"~/.codex/app-server-control/app-server-control.sock\"")
         let command = try table.strings("command", example: "[\"codex\", \"app-server\"]")
         if let command, command.isEmpty {
             throw table.invalid("command", "must name a program", example: "[\"codex\", \"app-server\"]")
@@ -34,6 +35,7 @@ extension CodexAppServerSettings {
         } else {
             reach = .daemon(socket: socket)
         }
-        self.init(reach: reach, token: token, directory: try table.string("directory", example: "\"/home/me/project\""))
+        self.init(reach: reach, token: token, directory: try table.string("directory", example: "\"/home/me/project\""),
+                  codex: try table.string("codex", example: "\"/home/me/.local/bin/codex\"") ?? "codex")
     }
 }

@@ -167,6 +167,7 @@ public enum Redaction {
             case .command(let argv): add("command", .string(argv.joined(separator: " ")))
             }
             add("token", s.token.map { .secret($0.reference) })
+            if s.codex != "codex" { add("codex", .string(s.codex)) }
             add("directory", s.directory.map(RedactedValue.string))
         case .codexMonitor(let s):
             add("address", .string(s.address.description))

@@ -4,11 +4,13 @@ import Glibc
 import Darwin
 #endif
 
-/// One accepted loopback connection and its direct-tcpip channel, as the loop thread sees it.
+/// One accepted loopback connection and its channel (direct-tcpip, or exec), as the loop thread sees it.
 final class ForwardedConnection {
     enum Phase {
         /// Accepted; waiting for its turn to open a channel (libssh2 opens one at a time).
         case awaitingChannel
+        /// A session channel is open; its command is being started (exec targets only).
+        case startingCommand
         /// Channel open; bytes flow both ways.
         case forwarding
         /// The local socket is done with; closing and freeing the channel.

@@ -22,6 +22,8 @@ final class LocalForwarder {
     /// leaves the session blocked outbound, it is recorded here and repeated before anything else.
     private enum Operation {
         case open(ForwardedConnection)
+        /// An exec target's command, on the connection's freshly opened session channel.
+        case startCommand(ForwardedConnection)
         /// A throwaway open of an unknown channel type: the only libssh2 call that reads the
         /// transport when no channel exists (answering the server's keepalive probes, rekeying).
         case drainOpen
@@ -239,6 +241,8 @@ final class LocalForwarder {
             switch connection.phase {
             case .forwarding:
                 if let stop = note(service(connection)) { return stop }
+            case .startingCommand:
+                if let stop = note(step(.startCommand(connection))) { return stop }
             case .closingChannel:
                 if let stop = note(step(.close(connection))) { return stop }
             case .awaitingChannel, .finished:
@@ -354,13 +358,15 @@ final class LocalForwarder {
         let raw = session.raw
         switch operation {
         case .open(let connection):
-            let channel = libssh2_channel_direct_tcpip_ex(raw, configuration.targetHost, Int32(configuration.targetPort),
-                                                          LoopbackListener.host, Int32(connection.peerPort))
+            let channel = configuration.targetCommand == nil
+                ? libssh2_channel_direct_tcpip_ex(raw, configuration.targetHost, Int32(configuration.targetPort),
+                                                  LoopbackListener.host, Int32(connection.peerPort))
+                : tether_ssh2_channel_open_session(raw, Self.windowSize, Self.packetSize)
             if let channel {
                 openSlot = nil
                 connection.channel = channel
-                connection.phase = .forwarding
-                logger.debug("opened a direct-tcpip channel", metadata: ["connection": "\(connection.id)"])
+                connection.phase = configuration.targetCommand == nil ? .forwarding : .startingCommand
+                logger.debug("opened a channel", metadata: ["connection": "\(connection.id)", "target": "\(configuration.target)"])
                 return .progress
             }
             let code = session.lastErrorCode
@@ -369,11 +375,28 @@ final class LocalForwarder {
             guard Self.isChannelLevel(code) else { return .lost("opening a channel failed: \(session.lastErrorMessage)") }
             logger.warning("the SSH server would not forward a local connection; closed it", metadata: [
                 "connection": "\(connection.id)",
-                "target": "\(SSHTunnel.Configuration.format(configuration.targetHost, configuration.targetPort))",
+                "target": "\(configuration.target)",
                 "reason": "\(session.lastErrorMessage)",
             ])
             connection.abortLocal()
             connection.phase = .finished
+            return .progress
+
+        case .startCommand(let connection):
+            guard let channel = connection.channel, let command = configuration.targetCommand else { return .idle }
+            let rc = tether_ssh2_channel_exec(channel, command)
+            if rc == 0 {
+                connection.phase = .forwarding
+                logger.debug("started the command on the channel", metadata: ["connection": "\(connection.id)"])
+                return .progress
+            }
+            if rc == LIBSSH2_ERROR_EAGAIN { return .idle }
+            guard Self.isChannelLevel(rc) else { return .lost("starting the command failed: \(session.lastErrorMessage)") }
+            logger.warning("the SSH server would not run the command for a local connection; closed it", metadata: [
+                "connection": "\(connection.id)", "command": "\(command)", "reason": "\(session.lastErrorMessage)",
+            ])
+            connection.abortLocal()
+            connection.phase = .closingChannel
             return .progress
 
         case .drainOpen:

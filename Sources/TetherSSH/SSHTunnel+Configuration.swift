@@ -26,6 +26,10 @@ extension SSHTunnel {
         /// Where each forwarded connection goes, as the SSH server sees it.
         public var targetHost: String
         public var targetPort: Int
+        /// Instead of a TCP target: each local connection runs this command on the server (an
+        /// exec channel), its stdin and stdout being the connection's bytes (`codex app-server
+        /// proxy`, say). `targetHost`/`targetPort` are then unused.
+        public var targetCommand: String?
         /// Seconds allowed for TCP connect, handshake and authentication together.
         public var connectTimeout: Int
 
@@ -35,7 +39,7 @@ extension SSHTunnel {
             useAgent: Bool = false, agentSocketPath: String? = nil,
             knownHostsPath: String, trustOnFirstUse: Bool = false, pinStorePath: String? = nil,
             localPort: Int? = nil, keepalive: Int = 30,
-            targetHost: String, targetPort: Int,
+            targetHost: String, targetPort: Int, targetCommand: String? = nil,
             connectTimeout: Int = 20
         ) {
             self.host = host
@@ -52,12 +56,18 @@ extension SSHTunnel {
             self.keepalive = keepalive
             self.targetHost = targetHost
             self.targetPort = targetPort
+            self.targetCommand = targetCommand
             self.connectTimeout = connectTimeout
         }
 
         /// `user@host:port -> target`; the passphrase never appears.
         public var description: String {
-            "SSHTunnel(\(user)@\(Self.format(host, port)) -> \(Self.format(targetHost, targetPort)))"
+            "SSHTunnel(\(user)@\(Self.format(host, port)) -> \(target))"
+        }
+
+        /// Where a connection goes: `host:port`, or `exec: COMMAND`.
+        var target: String {
+            targetCommand.map { "exec: " + $0 } ?? Self.format(targetHost, targetPort)
         }
 
         /// The server as OpenSSH names it: `host` on port 22, `[host]:port` otherwise.
@@ -72,10 +82,12 @@ extension SSHTunnel {
             if host.isEmpty { throw bad("host is empty; set `host` to the SSH server's name or address") }
             if user.isEmpty { throw bad("user is empty; set `user` to the login name on the SSH server") }
             if !(1...65535).contains(port) { throw bad("port \(port) is out of range 1-65535") }
-            if !(1...65535).contains(targetPort) {
+            if let targetCommand {
+                if targetCommand.trimmingCharacters(in: .whitespaces).isEmpty { throw bad("the command to run is empty") }
+            } else if !(1...65535).contains(targetPort) {
                 throw bad("target port \(targetPort) is out of range 1-65535; check the profile's url or address")
             }
-            if targetHost.isEmpty { throw bad("target host is empty; check the profile's url or address") }
+            if targetCommand == nil, targetHost.isEmpty { throw bad("target host is empty; check the profile's url or address") }
             if let localPort, !(0...65535).contains(localPort) {
                 throw bad("local_port \(localPort) is out of range 0-65535")
             }

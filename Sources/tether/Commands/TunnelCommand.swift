@@ -24,8 +24,8 @@ struct TunnelCommand: AsyncParsableCommand {
                 throw TetherError(.usage, "profile \(profile.name) has no tunnel",
                                   hint: "add tunnel = \"NAME\" to [profiles.\(profile.name)] and a [tunnels.NAME] table")
             }
-            let target = try ProfileTunnel.target(of: profile.settings, profile: profile.name)
-            let opened = try await ProfileTunnel.open(tunnelConfig, target: target, environment: context.environment, logger: context.logger)
+            let target = ProfileTunnel.target(of: profile.settings)
+            let opened = try await ProfileTunnel.open(tunnelConfig, to: target, environment: context.environment, logger: context.logger)
             StatusLine.shared.clear()
             let line: JSONValue = [
                 "local": .string("\(opened.local.host):\(opened.local.port)"), "remote": .string(target.description),

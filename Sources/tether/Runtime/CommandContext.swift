@@ -61,8 +61,7 @@ struct CommandContext {
                 throw TetherError(.configuration, "profile \(profile.name) names tunnel \"\(name)\", which \(config.path) does not define",
                                   hint: "add a [tunnels.\(name)] table")
             }
-            let target = try ProfileTunnel.target(of: profile.settings, profile: profile.name)
-            let opened = try await ProfileTunnel.open(tunnelConfig, target: target, environment: environment, logger: logger)
+            let opened = try await ProfileTunnel.open(tunnelConfig, to: ProfileTunnel.target(of: profile.settings), environment: environment, logger: logger)
             OpenTunnels.keep(opened.tunnel)
             tunnel = opened
         }
@@ -98,14 +97,24 @@ struct CommandContext {
             return CodexMonitorBackend(configuration: configuration, logger: logger)
         case .codex(let settings):
             let reach: CodexAppServerBackend.Configuration.Reach
-            switch settings.reach {
-            case .webSocket(let wsURL): reach = .webSocket(url: try url(wsURL), token: try settings.token?.resolve(environment))
-            case .daemon(let socket): reach = .daemon(socket: socket ?? CodexHome.daemonSocket(environment: environment))
-            case .command(let arguments): reach = .command(arguments)
+            var label: String?
+            switch (settings.reach, tunnel) {
+            case (.webSocket(let wsURL), _): reach = .webSocket(url: try url(wsURL), token: try settings.token?.resolve(environment))
+            case (.daemon(let socket), nil):
+                reach = .daemon(socket: socket.map(environment.expandingTilde) ?? CodexHome.daemonSocket(environment: environment))
+            case (.command(let arguments), nil): reach = .command(arguments)
+            case (.daemon, let tunnel?):
+                // The tunnel runs `codex app-server proxy` for each connection: WebSocket over its stdio.
+                reach = .webSocket(url: "ws://\(tunnel.local.host):\(tunnel.local.port)/", token: nil)
+                label = "daemon via \(tunnel.via) (\(tunnel.remote))"
+            case (.command, let tunnel?):
+                reach = .remoteStdio(host: tunnel.local.host, port: tunnel.local.port)
+                label = "stdio via \(tunnel.via) (\(tunnel.remote))"
             }
             var configuration = CodexAppServerBackend.Configuration(
                 reach: reach, profile: profile.name, directory: settings.directory, longLived: longLived,
                 reconnect: reconnect, clientVersion: TetherVersion.string)
+            configuration.label = label
             if let liveness = tuning.liveness { configuration.keepalive = liveness / 2 }
             return CodexAppServerBackend(configuration: configuration, logger: logger)
         case .notification(let settings):

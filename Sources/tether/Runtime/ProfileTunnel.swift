@@ -7,13 +7,29 @@ import TetherSSH
 /// A profile's `tunnel = NAME`: the SSH tunnel is opened before the backend, and the backend is
 /// pointed at its loopback end. Adapters never know.
 struct ProfileTunnel {
+    /// Where each connection through the tunnel goes.
+    enum Target: CustomStringConvertible {
+        /// A TCP address, as the SSH server sees it (direct-tcpip).
+        case address(HostPort)
+        /// A command the SSH server runs for each connection (an exec channel), its stdin and
+        /// stdout being the connection: `codex app-server proxy`, `codex app-server`.
+        case command(String)
+
+        var description: String {
+            switch self {
+            case .address(let address): return address.description
+            case .command(let command): return "exec: \(command)"
+            }
+        }
+    }
+
     let tunnel: SSHTunnel
     let local: (host: String, port: Int)
-    let remote: HostPort
+    let remote: Target
     let via: String
 
     /// Opens the tunnel to `target` (the backend as the SSH server sees it).
-    static func open(_ config: TunnelConfig, target: HostPort, environment: ConfigEnvironment, logger: Logger) async throws -> ProfileTunnel {
+    static func open(_ config: TunnelConfig, to target: Target, environment: ConfigEnvironment, logger: Logger) async throws -> ProfileTunnel {
         let passphrase = try config.passphrase?.resolve(environment)
         let pins = (try? ConfigPaths.createStateDirectory(environment: environment)).map { $0 + "/known_hosts.tofu" }
         let configuration = SSHTunnel.Configuration(
@@ -21,7 +37,8 @@ struct ProfileTunnel {
             identityPath: config.identity.map(environment.expandingTilde), passphrase: passphrase,
             useAgent: config.agent, knownHostsPath: environment.expandingTilde(in: config.knownHosts),
             trustOnFirstUse: config.trustOnFirstUse, pinStorePath: pins, localPort: config.localPort,
-            keepalive: config.keepalive, targetHost: target.host, targetPort: target.port)
+            keepalive: config.keepalive, targetHost: target.address?.host ?? "", targetPort: target.address?.port ?? 0,
+            targetCommand: target.command)
         let tunnel = SSHTunnel(configuration: configuration, logger: logger)
         let via = "\(config.user)@\(HostPort(host: config.host, port: config.port))"
         StatusLine.shared.show("opening tunnel \(config.name) via \(via) to \(target)…")
@@ -59,19 +76,26 @@ struct ProfileTunnel {
 
     /// Where a URL's server is, with the scheme's default port.
     /// Where a profile's tunnel leads, as the SSH server sees it.
-    static func target(of settings: BackendSettings, profile: String) throws -> HostPort {
+    static func target(of settings: BackendSettings) -> Target {
         switch settings {
-        case .openCode(let settings): return target(of: settings.url)
-        case .codexWorker(let settings): return target(of: settings.url)
-        case .notification(let settings): return target(of: settings.url)
-        case .codexMonitor(let settings): return settings.address
+        case .openCode(let settings): return .address(target(of: settings.url))
+        case .codexWorker(let settings): return .address(target(of: settings.url))
+        case .notification(let settings): return .address(target(of: settings.url))
+        case .codexMonitor(let settings): return .address(settings.address)
         case .codex(let settings):
-            guard case .webSocket(let url) = settings.reach else {
-                throw TetherError(.unsupported, "profile \(profile) reaches codex app-server through its \(settings.reach.description.hasPrefix("stdio") ? "stdio" : "daemon"), which a tunnel cannot carry yet (that needs an SSH exec channel)",
-                                  hint: "on that machine run `codex app-server --listen ws://127.0.0.1:4500 --ws-auth capability-token --ws-token-file FILE` and give the profile url = \"ws://127.0.0.1:4500\" and the token")
+            switch settings.reach {
+            case .webSocket(let url): return .address(target(of: url))
+            // The daemon's own relay: bytes between its stdio and the daemon's socket.
+            case .daemon(let socket): return .command(shellCommand([settings.codex, "app-server", "proxy"] + (socket.map { ["--sock", $0] } ?? [])))
+            case .command(let arguments): return .command(shellCommand(arguments))
             }
-            return target(of: url)
         }
+    }
+
+    /// `arguments` as one POSIX shell command line (the SSH server runs exec requests through the
+    /// user's shell): each word single-quoted.
+    static func shellCommand(_ arguments: [String]) -> String {
+        arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
     }
 
     static func target(of url: URL) -> HostPort {
@@ -88,5 +112,17 @@ enum OpenTunnels {
     static func closeAll() {
         let all = lock.withLock { defer { tunnels.removeAll() }; return tunnels }
         for tunnel in all { tunnel.stop() }
+    }
+}
+
+extension ProfileTunnel.Target {
+    var address: HostPort? {
+        if case .address(let address) = self { return address }
+        return nil
+    }
+
+    var command: String? {
+        if case .command(let command) = self { return command }
+        return nil
     }
 }
