@@ -132,6 +132,9 @@ let package = Package(
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCodexProtocol", "TetherCore", "TetherNet", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
+        .testTarget(name: "TetherCodexAppServerTests", dependencies: [
+            "TetherCodexAppServer", "TetherCodexProtocol", "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
+        ], resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherNotificationTests", dependencies: [
             "TetherNotification", "TetherCore", "TetherNet",
             .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox"),

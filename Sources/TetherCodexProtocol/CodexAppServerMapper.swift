@@ -606,10 +606,14 @@ extension CodexAppServerMapper {
         for (index, turn) in turns.enumerated() where index >= start {
             let id = ids[index]
             guard !id.isEmpty, !finishedTurns.contains(Self.key(session, id)) else { continue }
+            let followed = openTurns[Self.key(session, id)] != nil
             events += ensureTurn(session: session, turn: id)
             let items = turn["items"]?.array ?? []
             let inProgress = CodexThreadItem.outcome(ofTurnStatus: turn["status"]?.string) == nil
             for (position, item) in items.enumerated() {
+                // A running turn read back names its prompt `item-1` (not the id it streamed
+                // under): for a turn we followed, that prompt is already out.
+                if followed, inProgress, Self.isSyntheticPrompt(item) { continue }
                 // In a running turn the last message may still be streaming: start it, and let
                 // its item/completed (or the turn's end) complete it.
                 if Self.isSettled(item, last: position == items.count - 1, turnInProgress: inProgress) {
@@ -633,6 +637,13 @@ extension CodexAppServerMapper {
             if !(status == .idle && busy) { events += setStatus(session, status) }
         }
         return events
+    }
+
+    /// A `userMessage` under the synthetic id (`item-N`) Codex gives the prompt of a running
+    /// turn when a thread is resumed (codex 0.163).
+    static func isSyntheticPrompt(_ item: JSONValue) -> Bool {
+        guard item["type"]?.string == "userMessage", let id = item["id"]?.string, id.hasPrefix("item-") else { return false }
+        return !id.dropFirst(5).isEmpty && id.dropFirst(5).allSatisfy(\.isNumber)
     }
 
     private static func isSettled(_ item: JSONValue, last: Bool, turnInProgress: Bool) -> Bool {

@@ -1,0 +1,122 @@
+import Logging
+import Synchronization
+import Testing
+import TetherCore
+@testable import TetherCodexAppServer
+
+/// A link whose server side is the test: what Tether sends is recorded, what the "server"
+/// says is queued for `receive`.
+final class ScriptedLink: CodexAppServerLink {
+    let endpoint = "test"
+    private let sent = Mutex<[String]>([])
+    private let inbound = AsyncStream<[String]?>.makeStream()
+
+    func send(_ text: String) async throws { sent.withLock { $0.append(text) } }
+    func receive() async throws -> [String]? {
+        for await texts in inbound.stream { return texts }
+        return nil
+    }
+    func close() async { inbound.continuation.finish() }
+
+    func server(_ texts: String...) { inbound.continuation.yield(texts) }
+    func hangUp() { inbound.continuation.yield(nil) }
+    var sentTexts: [String] { sent.withLock { $0 } }
+
+    /// The id of the `index`-th message sent (from 0), once it has been.
+    func callID(_ index: Int) async throws -> Int64 {
+        for _ in 0..<200 {
+            let sent = sentTexts
+            if sent.count > index, let id = try JSONParser.parse(sent[index])["id"]?.int { return Int64(id) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw CancellationError()
+    }
+}
+
+private let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+@Suite("codex JSON-RPC: calls by id, everything else handed on, bounded per consumer")
+struct CodexAppServerRPCTests {
+    @Test("a response answers its call; the server's requests and notifications go to the consumer, garbage nowhere")
+    func routing() async throws {
+        let link = ScriptedLink()
+        let inbox = CodexAppServerInbox()
+        let rpc = CodexAppServerRPC(link: link, logger: logger) { incoming in
+            if case .message(let message, let bytes) = incoming { inbox.put(message, bytes: bytes) }
+        }
+        rpc.start()
+        async let answer = rpc.call("thread/list", params: [:], timeout: .seconds(5))
+        let id = try await link.callID(0)
+        // No `jsonrpc` field on the wire, as Codex sends none.
+        #expect(try JSONParser.parse(link.sentTexts.last!)["jsonrpc"] == nil)
+        link.server("not json", #"{"method":"thread/status/changed","params":{"threadId":"t"}}"#,
+                    #"{"id":0,"method":"item/commandExecution/requestApproval","params":{"threadId":"t"}}"#,
+                    #"{"id":\#(id),"result":{"data":[]}}"#)
+        #expect(try await answer["data"] == [])
+        guard case .incoming(let messages, let lost) = try await inbox.next(timeout: .seconds(5)) else {
+            Issue.record("nothing handed on")
+            return
+        }
+        #expect(lost == 0)
+        #expect(messages.map { $0["method"]?.string } == ["thread/status/changed", "item/commandExecution/requestApproval"])
+    }
+
+    @Test("Codex's errors: overloaded and draining are told apart; a hang-up fails the calls waiting")
+    func errors() async throws {
+        let link = ScriptedLink()
+        let rpc = CodexAppServerRPC(link: link, logger: logger) { _ in }
+        rpc.start()
+        async let overloaded = outcome(rpc, "turn/start")
+        let first = try await link.callID(0)
+        link.server(#"{"error":{"code":-32001,"message":"Server overloaded; retry later."},"id":\#(first)}"#)
+        guard case .failure(.remote(let error)) = await overloaded else { Issue.record("not a remote error"); return }
+        #expect(error.isOverloaded && !error.isShuttingDown)
+
+        async let draining = outcome(rpc, "thread/start")
+        let second = try await link.callID(1)
+        #expect(second != first)
+        link.server(#"{"error":{"code":-32600,"data":{"reason":"serverShuttingDown"},"message":"Server is draining; retry after reconnecting"},"id":\#(second)}"#)
+        guard case .failure(.remote(let drain)) = await draining else { Issue.record("not a remote error"); return }
+        #expect(drain.isShuttingDown)
+        #expect(CodexAppServerClient.tetherError(drain, doing: "starting a thread").retryable)
+
+        async let cut = outcome(rpc, "thread/read")
+        _ = try await link.callID(2)
+        link.hangUp()
+        guard case .failure(.closed) = await cut else { Issue.record("the call did not fail with the connection"); return }
+    }
+
+    @Test("a consumer that falls behind loses what overflows, and is told how much")
+    func inboxBound() async throws {
+        let inbox = CodexAppServerInbox(budget: 100)
+        for index in 0..<5 { inbox.put(["n": .int(Int64(index))], bytes: 40) }
+        guard case .incoming(let messages, let lost) = try await inbox.next(timeout: .zero) else {
+            Issue.record("nothing")
+            return
+        }
+        #expect(messages.count == 2 && lost == 3)
+        inbox.end(nil)
+        guard case .ended = try await inbox.next(timeout: .seconds(1)) else { Issue.record("not ended"); return }
+    }
+
+    @Test("Codex's refusals read as what they mean")
+    func refusals() {
+        func code(_ message: String) -> TetherError.Code {
+            CodexAppServerClient.tetherError(.init(code: -32600, message: message, data: nil), doing: "x").code
+        }
+        #expect(code("thread not found: 01a2") == .notFound)
+        #expect(code("no rollout found for thread id 01a2") == .notFound)
+        #expect(code("thread 01a2 already has an active writer") == .conflict)
+        #expect(code("no active turn to interrupt") == .conflict)
+        #expect(code("Invalid request: missing field `threadId`") == .failed)
+    }
+}
+
+/// A call's outcome, its typed failure kept.
+func outcome(_ rpc: CodexAppServerRPC, _ method: String) async -> Result<JSONValue, CodexAppServerRPC.Failure> {
+    do {
+        return .success(try await rpc.call(method, params: [:], timeout: .seconds(5)))
+    } catch {
+        return .failure(error)
+    }
+}
