@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Live end-to-end test: tether → CodexMonitor simulator in relay mode → a real `codex app-server`
-# (openai-codex-cli-bin from PyPI) → a local fake Responses API (fake_responses.py). Loopback only.
+# Live end-to-end tests against a real `codex app-server` (openai-codex-cli-bin from PyPI) and a
+# local fake Responses API (fake_responses.py), loopback only: tether → CodexMonitor simulator in
+# relay mode → codex; then `backend = "codex"` in its three ways (codex-app-server.sh).
 # Last line: "N passed, N failed"; exit status non-zero on any failure.
 set -uo pipefail
 
@@ -27,6 +28,7 @@ TETHER="${TETHER_BIN:-$(swift build --show-bin-path)/tether}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/tether-live.XXXXXX")"
 PIDS=()
 cleanup() {
+    declare -F stop_daemon >/dev/null && stop_daemon
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
     if [ "$FAILED" -eq 0 ] && [ -z "${KEEP_LIVE:-}" ]; then rm -rf "$WORK"; else echo "logs kept in $WORK"; fi
@@ -45,7 +47,7 @@ wait_for() { # wait_for SECONDS COMMAND...
 }
 
 # 2. The fake model.
-python3 "$ROOT/Tests/Live/fake_responses.py" --port-file "$WORK/fake.port" --log "$WORK/requests.jsonl" \
+python3 "$ROOT/Tests/Live/fake_responses.py" --port-file "$WORK/fake.port" --log "$WORK/requests.jsonl" --patch-path patched.txt \
     >"$WORK/fake.log" 2>&1 &
 PIDS+=($!)
 wait_for 10 test -s "$WORK/fake.port" || { fail "fake Responses API did not start"; finish; }
@@ -55,7 +57,7 @@ cat >"$CODEX_HOME/config.toml" <<TOML
 model = "fake-model"
 model_provider = "fake"
 approval_policy = "on-request"
-sandbox_mode = "workspace-write"
+sandbox_mode = "read-only"   # so that a patch asks too (an escalated command always asks)
 
 [model_providers.fake]
 name = "Fake"
@@ -137,4 +139,6 @@ if [ -f "$WS/done.txt" ] && grep -q hi "$WS/done.txt"; then
 else
     fail "done.txt missing in $WS"
 fi
+
+source "$ROOT/Tests/Live/codex-app-server.sh"
 finish

@@ -2,7 +2,9 @@
 """A tiny fake OpenAI Responses API for driving a real `codex` in live tests (stdlib only).
 
 POST /v1/responses answers with SSE. If the newest user message asks to "run" something and no
-function_call_output follows it, the reply is a shell function_call; otherwise a short text.
+function_call_output follows it, the reply is a shell function_call; "patch" asks for an
+apply_patch that adds a file outside the workspace (so a workspace-write sandbox asks to approve
+the file change); otherwise a short text, which "slow" streams a word every half second.
 Every request body is appended (one JSON per line) to --log.
 """
 import argparse
@@ -10,6 +12,7 @@ import json
 import socketserver
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 LOCK = threading.Lock()
@@ -62,6 +65,17 @@ def decide(body):
         if not isinstance(out, str):
             out = json.dumps(out)
         return ("text", "The command finished. Output: " + out[:200])
+    if "patch" in prompt:
+        patch = "*** Begin Patch\n*** Add File: %s\n+hello from apply_patch\n*** End Patch\n" % ARGS.patch_path
+        command = "apply_patch <<'EOF'\n" + patch + "EOF\n"
+        names = tool_names(body)
+        if "exec_command" in names:
+            return ("call", "exec_command", {"cmd": command, "login": False})
+        if "apply_patch" in names:
+            return ("call", "apply_patch", {"input": patch})
+        return ("text", "No patch tool offered (tools: %s)." % ", ".join(names))
+    if "slow" in prompt:
+        return ("text", "Slowly, word by word, the fake model answers your slow request now.")
     if "run" in prompt:
         names = tool_names(body)
         command = ARGS.command
@@ -154,7 +168,10 @@ class Handler(BaseHTTPRequestHandler):
             event("response.content_part.added", {"output_index": 0, "item_id": mid, "content_index": 0,
                                                    "part": {"type": "output_text", "text": "", "annotations": []}})
             words = text.split(" ")
+            slow = text.startswith("Slowly")
             for i, word in enumerate(words):
+                if slow:
+                    time.sleep(0.5)
                 event("response.output_text.delta", {"output_index": 0, "item_id": mid, "content_index": 0,
                                                       "delta": word + (" " if i < len(words) - 1 else "")})
             part = {"type": "output_text", "text": text, "annotations": []}
@@ -181,6 +198,7 @@ def main():
     parser.add_argument("--log", default="/dev/null")
     parser.add_argument("--model", default="fake-model")
     parser.add_argument("--command", default="echo hi > done.txt")
+    parser.add_argument("--patch-path", default="../outside/patched.txt")
     parser.add_argument("--verbose", action="store_true")
     ARGS = parser.parse_args()
     server = Server(("127.0.0.1", ARGS.port), Handler)
