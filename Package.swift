@@ -37,6 +37,8 @@ let package = Package(
         // C shims over the system libraries: typed wrappers for variadic and macro APIs.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2", providers: [.apt(["libssh2-1-dev"])]),
+        // SHA-1 (the WebSocket handshake) and SHA-256 (host key fingerprints) from libcrypto.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // The bounded batch hand-off every stream uses (network threads, adapters, the CLI).
         .target(name: "TetherStreaming", swiftSettings: strict),
@@ -44,12 +46,12 @@ let package = Package(
         .target(name: "TetherCore", dependencies: ["TetherStreaming"], swiftSettings: strict),
         // Transport: libcurl HTTP + streaming, SSE decoding, line framing, reconnect policy.
         .target(name: "TetherNet", dependencies: [
-            "CCurl", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
+            "CCurl", "CCrypto", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // What every adapter shares above the transport: how a transport failure reads to a user.
         .target(name: "TetherAdapterSupport", dependencies: ["TetherCore", "TetherNet"], swiftSettings: strict),
         // Tunnel: libssh2 direct-tcpip behind a loopback listener.
-        .target(name: "TetherSSH", dependencies: ["CLibSSH2", .product(name: "Logging", package: "swift-log")],
+        .target(name: "TetherSSH", dependencies: ["CLibSSH2", "CCrypto", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
         // Config: TOML profiles and tunnels, secret references, XDG paths, state directory.
         .target(name: "TetherConfig", dependencies: ["TetherCore", "TOMLKit"], swiftSettings: strict),
