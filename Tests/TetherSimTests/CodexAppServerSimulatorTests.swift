@@ -410,12 +410,49 @@ struct CodexAppServerSimulatorTests {
         }
     }
 
-    @Test("draining: thread/start refused with serverShuttingDown, reads still served")
+    @Test("thread/readState/changed goes to experimentalApi clients only; optOutNotificationMethods suppresses by name")
+    func capabilities() async throws {
+        try await withCodexAppServer { _, port in
+            let plain = try await AppServerWSPeer.connect(port: port)
+            try await plain.initialize("plain", capabilities: ["experimentalApi": false])
+            let experimental = try await AppServerWSPeer.connect(port: port)
+            try await experimental.initialize("experimental", capabilities: [
+                "experimentalApi": true, "optOutNotificationMethods": ["item/agentMessage/delta"],
+            ])
+            let thread = try await plain.startThread(2)
+            _ = try await experimental.call(2, "thread/start", [:])  // a turn of its own makes a rollout
+            _ = try await plain.startTurn(3, thread: thread, "hello")
+            _ = try await plain.untilTurnCompleted()
+            _ = try await experimental.call(3, "thread/resume", ["threadId": thread, "excludeTurns": true])
+            _ = try await plain.startTurn(4, thread: thread, "hello again")
+            let seenByPlain = try await plain.untilTurnCompleted()
+            let seenByExperimental = try await experimental.untilTurnCompleted()
+            #expect(!seenByPlain.contains { methodOf($0) == "thread/readState/changed" })
+            #expect(seenByPlain.contains { methodOf($0) == "item/agentMessage/delta" })
+            #expect(seenByExperimental.contains { methodOf($0) == "thread/readState/changed" })
+            #expect(!seenByExperimental.contains { methodOf($0) == "item/agentMessage/delta" })
+            let list = try await plain.call(5, "thread/list", [:])
+            #expect((member(list, "result", "readStates") as? [String: Any])?[thread] != nil)
+        }
+    }
+
+    @Test("draining: new work refused with serverShuttingDown, reads served; a waiting approval holds the drain until interrupted")
     func drain() async throws {
         try await withCodexAppServer { sim, port in
             let peer = try await AppServerWSPeer.connect(port: port)
             try await peer.initialize()
+            let thread = try await peer.startThread(5)
+            let turn = try await peer.startTurn(6, thread: thread, "cmd")
+            _ = try await peer.serverRequest("item/commandExecution/requestApproval")
             sim.beginDrain()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(!sim.drained.isFired)
+            let resume = try await peer.call(7, "thread/resume", ["threadId": thread])
+            #expect(member(resume, "error", "data", "reason") as? String == "serverShuttingDown")
+            #expect(sim.activeTurns == 1)
+            _ = try await peer.call(8, "turn/interrupt", ["threadId": thread, "turnId": turn])
+            try await waitUntil { sim.drained.isFired }
+            #expect(sim.activeTurns == 0)
             try peer.sendText(#"{"id":2,"method":"thread/start","params":{}}"#)
             _ = try await peer.response(2)
             #expect(peer.inbox.received.last

@@ -120,8 +120,10 @@ extension AppServerPeer {
         try await inbox.next("request \(method)", timeout: timeout) { ($0["method"] as? String) == method && $0["id"] != nil }
     }
 
-    func initialize(_ name: String = "tests") async throws {
-        let reply = try await call(1, "initialize", ["clientInfo": ["name": name, "title": NSNull(), "version": "0.0.1"]])
+    func initialize(_ name: String = "tests", capabilities: [String: Any]? = nil) async throws {
+        var params: [String: Any] = ["clientInfo": ["name": name, "title": NSNull(), "version": "0.0.1"]]
+        if let capabilities { params["capabilities"] = capabilities }
+        let reply = try await call(1, "initialize", params)
         guard reply["result"] != nil else { throw PeerFailure(description: "initialize failed: \(reply)") }
         try send(["method": "initialized"])
         _ = try await notification("remoteControl/status/changed")

@@ -37,7 +37,7 @@ extension CodexAppServerSimulator {
                 return (active, true)
             }
             let turnID = CodexAppServerIDs.uuidV7()
-            let turn = CodexAppServerTurn(sim: self, threadID: threadID, turnID: turnID, input: input, isFirstTurn: record.turns.isEmpty)
+            let turn = CodexAppServerTurn(sim: self, threadID: threadID, turnID: turnID, input: input)
             record.turns.append(TurnRecord(id: turnID, startedAtMs: Wire.nowMs))
             if record.preview.isEmpty { record.preview = input.text }
             record.updatedAt = Wire.nowSeconds

@@ -150,6 +150,7 @@ public final class CodexAppServerSimulator: Sendable {
             state.originator = originator
             state.connections[connection]?.initialized = true
             state.connections[connection]?.optOut = optOut
+            state.connections[connection]?.experimental = params["capabilities"]?["experimentalApi"] == .bool(true)
             #if arch(arm64)
             let arch = "aarch64"
             #else

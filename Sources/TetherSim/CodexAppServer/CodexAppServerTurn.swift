@@ -27,18 +27,15 @@ final class CodexAppServerTurn: Sendable {
     let scenario: CodexAppServerScenario
     /// Deltas a second apart (`slow` in the prompt).
     let slow: Bool
-    /// The thread's first turn ends without `thread/readState/changed` (as in the plain transcript).
-    let isFirstTurn: Bool
     private let control = Locked(Control())
     /// Set once the fileChange is applied: `turn/diff/updated` follows each token usage from then on.
     private let hasDiff = Locked(false)
 
-    init(sim: CodexAppServerSimulator, threadID: String, turnID: String, input: Input, isFirstTurn: Bool) {
+    init(sim: CodexAppServerSimulator, threadID: String, turnID: String, input: Input) {
         self.sim = sim
         self.threadID = threadID
         self.turnID = turnID
         self.input = input
-        self.isFirstTurn = isFirstTurn
         let chosen = sim.options.scenario ?? CodexAppServerScenario.forPrompt(input.text)
         scenario = chosen
         slow = chosen == .slow || (sim.options.scenario == nil && input.text.lowercased().contains("slow"))
@@ -289,8 +286,8 @@ final class CodexAppServerTurn: Sendable {
 
     // MARK: - Ending
 
-    /// The turn is over: `thread/readState/changed` (not on a thread's first turn), the thread
-    /// idle, `turn/completed`.
+    /// The turn is over: `thread/readState/changed` (experimental clients), the thread idle,
+    /// `turn/completed`.
     func end(status: String, error: JSON = .null, items: [JSON], itemsView: String, resolvePending: Bool = false) {
         let now = Wire.nowMs
         sim.state.withLock { state in
@@ -304,12 +301,14 @@ final class CodexAppServerTurn: Sendable {
             }
             state.threads[threadID]?.active = nil
             state.threads[threadID]?.activeFlags = []
-            if status == "completed", !isFirstTurn, let first = state.threads[threadID]?.turns.first?.id {
+            // Experimental: the transcripts show it to `experimentalApi` clients (ws) on every
+            // completed turn, and never to the others (stdio); `thread/list` has the state for all.
+            if status == "completed", let first = state.threads[threadID]?.turns.first?.id {
                 let revision = CodexAppServerIDs.revision()
                 state.threads[threadID]?.readStateRevision = revision
                 state.emit(Wire.notification("thread/readState/changed", [
                     "threadId": .string(threadID), "readState": Shapes.readState(firstUnreadTurn: first, revision: revision),
-                ]), thread: threadID)
+                ]), thread: threadID, experimental: true)
             }
             state.broadcastStatus(of: threadID)
             state.emit(Wire.notification("turn/completed", [

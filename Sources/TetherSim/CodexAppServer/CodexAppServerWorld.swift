@@ -15,6 +15,8 @@ extension CodexAppServerSimulator {
     struct ConnectionState {
         var outbound: Outbound
         var initialized = false
+        /// `capabilities.experimentalApi`: only such clients get experimental notifications.
+        var experimental = false
         var optOut: Set<String> = []
         var subscriptions: Set<String> = []
     }
@@ -103,9 +105,10 @@ extension CodexAppServerSimulator {
             state.outbound.send(message.serialized)
         }
 
-        /// To every subscriber of the thread.
-        func emit(_ message: JSON, thread threadID: String) {
-            for (id, connection) in connections.sorted(by: { $0.key < $1.key }) where connection.subscriptions.contains(threadID) {
+        /// To every subscriber of the thread (only those with `experimentalApi` when `experimental`).
+        func emit(_ message: JSON, thread threadID: String, experimental: Bool = false) {
+            for (id, connection) in connections.sorted(by: { $0.key < $1.key })
+            where connection.subscriptions.contains(threadID) && (connection.experimental || !experimental) {
                 send(message, to: id)
             }
         }
