@@ -95,7 +95,7 @@ struct CodexAppServerSimulatorTests {
     }
 
     @Test("command approval: the request as observed, and each decision's effect", arguments: [
-        "accept", "acceptForSession", "amendment", "decline", "cancel",
+        "accept", "acceptForSession", "amendment", "decline", "cancel", "yes-please",
     ])
     func commandApproval(_ decision: String) async throws {
         try await withCodexAppServer { _, port in
@@ -132,6 +132,11 @@ struct CodexAppServerSimulatorTests {
                 #expect(string(turn, "params", "turn", "status") == "completed")
                 let text = (member(turn, "params", "turn", "items") as? [[String: Any]])?.first?["text"] as? String
                 #expect(text?.contains("rejected by user") == true)
+            case "yes-please":
+                // A malformed answer: no JSON-RPC error, the item failed, the turn goes on (note §5).
+                #expect(string(item, "params", "item", "status") == "failed")
+                #expect(string(turn, "params", "turn", "status") == "completed")
+                #expect(!messages.contains { methodOf($0) == "error" })
             case "cancel":
                 #expect(string(item, "params", "item", "status") == "declined")
                 #expect(string(turn, "params", "turn", "status") == "interrupted")
@@ -196,6 +201,72 @@ struct CodexAppServerSimulatorTests {
                 #expect(diffs.isEmpty)
                 #expect(status == "interrupted")
             }
+        }
+    }
+
+    @Test("approvalPolicy never: the command runs without asking")
+    func neverAsk() async throws {
+        try await withCodexAppServer { _, port in
+            let peer = try await AppServerWSPeer.connect(port: port)
+            try await peer.initialize()
+            let thread = try await peer.startThread(2, ["approvalPolicy": "never", "sandbox": "danger-full-access"])
+            _ = try await peer.startTurn(3, thread: thread, "run the cmd please")
+            let messages = try await peer.untilTurnCompleted()
+            #expect(!messages.contains { methodOf($0).hasPrefix("request ") })
+            #expect(shape(messages).contains("item/completed commandExecution"))
+            #expect(string(messages.last, "params", "turn", "status") == "completed")
+        }
+    }
+
+    @Test("the link cut mid-stream: the resumer gets the rest of the deltas with no item/started, then the whole text")
+    func midStreamReconnect() async throws {
+        var options = CodexAppServerSimulator.Options(pacing: .milliseconds(1))
+        options.slowPacing = .milliseconds(150)
+        try await withCodexAppServer(options) { sim, port in
+            let first = try await AppServerWSPeer.connect(port: port)
+            try await first.initialize("clientA")
+            let thread = try await first.startThread(2)
+            _ = try await first.startTurn(3, thread: thread, "slow reply please, this prompt is long so the reply has many chunks")
+            _ = try await first.notification("item/agentMessage/delta")
+            first.cut()
+            try await waitUntil { sim.openConnections == 0 }
+            let second = try await AppServerWSPeer.connect(port: port)
+            try await second.initialize("clientB")
+            let resumed = try await second.call(2, "thread/resume", ["threadId": thread])
+            #expect(member(resumed, "result", "thread", "status", "type") as? String == "active")
+            let snapshot = (member(resumed, "result", "thread", "turns") as? [[String: Any]])?.first
+            #expect((snapshot?["items"] as? [[String: Any]])?.compactMap { $0["type"] as? String } == ["userMessage"])
+            let rest = try await second.untilTurnCompleted()
+            #expect(!rest.contains { methodOf($0) == "item/started" })
+            var deltas: [String] = []
+            for message in rest where methodOf(message) == "item/agentMessage/delta" {
+                if let delta = string(message, "params", "delta") { deltas.append(delta) }
+            }
+            #expect(deltas.count >= 1, "\(rest.count) \(rest.map(methodOf))")
+            #expect(deltas.first != "Fake model r")
+            let completed = rest.first { methodOf($0) == "item/completed" }
+            #expect(string(completed, "params", "item", "text") == "Fake model reply. You said: slow reply please, this prompt is long so the reply has many chunks")
+        }
+    }
+
+    @Test("a resume snapshot carries a pending fileChange with its diff")
+    func resumeSnapshotFileChange() async throws {
+        try await withCodexAppServer { _, port in
+            let peer = try await AppServerWSPeer.connect(port: port)
+            try await peer.initialize()
+            let thread = try await peer.startThread(2)
+            _ = try await peer.startTurn(3, thread: thread, "patch it")
+            let request = try await peer.serverRequest("item/fileChange/requestApproval")
+            let resumed = try await peer.call(4, "thread/resume", ["threadId": thread])
+            let items = ((member(resumed, "result", "thread", "turns") as? [[String: Any]])?.first?["items"] as? [[String: Any]]) ?? []
+            #expect(items.compactMap { $0["type"] as? String } == ["userMessage", "fileChange"])
+            #expect(items.last?["id"] as? String == string(request, "params", "itemId"))
+            #expect((items.last?["changes"] as? [[String: Any]])?.first?["diff"] as? String == "hello from apply_patch\n")
+            // Resuming again while subscribed: the request comes again (a duplicate), same id.
+            let again = try await peer.serverRequest("item/fileChange/requestApproval")
+            #expect(again["id"] as? Int == request["id"] as? Int)
+            let list = try await peer.call(5, "thread/items/list", ["threadId": thread])
+            #expect((member(list, "result", "data") as? [[String: Any]])?.compactMap { string($0, "item", "type") } == ["userMessage"])
         }
     }
 

@@ -25,9 +25,10 @@ extension SimulateCommand {
             scenario: scenario.flatMap(CodexAppServerScenario.init(rawValue:)), overloadEvery: overloadEvery)
         if let codexHome { simOptions.codexHome = codexHome }
         let simulator = CodexAppServerSimulator(options: simOptions, logger: logger)
+        // A peer gone mid-write (a closed stdout, a cut socket) must not kill the simulator.
+        signal(SIGPIPE, SIG_IGN)
         if stdio {
-            // stdout carries the protocol only; a closed pipe must not kill us mid-write.
-            signal(SIGPIPE, SIG_IGN)
+            // stdout carries the protocol only (logs go to stderr).
             await simulator.runStdio()
             return
         }
