@@ -24,6 +24,10 @@ struct SimulateCommand: AsyncParsableCommand {
             (item/tool/requestUserInput), `patch` (a fileChange and item/fileChange/requestApproval), `cmd` \
             (a commandExecution and item/commandExecution/requestApproval), else the reply \
             `Fake model reply. You said: <prompt>` in 12-character deltas; `slow` puts the deltas a second apart. \
+            Decisions as codex takes them: accept, acceptForSession (not asked again on that thread), \
+            acceptWithExecpolicyAmendment (the next proposal moves on) run it; decline declines it and the turn goes \
+            on; cancel ends the turn interrupted; approvalPolicy "never" asks nothing. A pending request outlives a \
+            ws client and is sent again, same id, to whoever calls thread/resume; the first answer wins. \
             Codex faults: --overload-every N refuses every Nth request with -32001; --drain-on-sigterm makes the \
             first SIGTERM drain (new work refused with serverShuttingDown; exits once no turn runs; a second \
             SIGTERM exits at once).
