@@ -353,7 +353,9 @@ final class AppServerStdioPeer: AppServerPeer, @unchecked Sendable {
         return FileManager.default.currentDirectoryPath + "/.build/debug/tether"
     }
 
-    init(_ arguments: [String] = []) throws {
+    /// `tether simulate codex --stdio ARGUMENTS`, or without `--stdio` when `stdio` is false
+    /// (then stdout carries the URL line, and the peer only watches the process).
+    init(_ arguments: [String] = [], stdio: Bool = true) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw PeerFailure(description: "no tether binary at \(Self.binary): run `swift build --build-tests` first")
         }
@@ -378,7 +380,7 @@ final class AppServerStdioPeer: AppServerPeer, @unchecked Sendable {
         for signal in [SIGPIPE, SIGTERM, SIGINT] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = ([Self.binary, "simulate", "codex", "--stdio"] + arguments).map { strdup($0) } + [nil]
+        let argv = ([Self.binary, "simulate", "codex"] + (stdio ? ["--stdio"] : []) + arguments).map { strdup($0) } + [nil]
         let environment: [String] = ["PATH=/usr/bin:/bin", "HOME=" + NSTemporaryDirectory()]
         let envp = environment.map { strdup($0) } + [nil]
         defer {
@@ -413,6 +415,10 @@ final class AppServerStdioPeer: AppServerPeer, @unchecked Sendable {
             guard count > 0 else { throw PeerFailure(description: "write to stdin failed") }
             sent += count
         }
+    }
+
+    func signal(_ signal: Int32) {
+        if status == nil { kill(pid, signal) }
     }
 
     /// EOF on the child's stdin.

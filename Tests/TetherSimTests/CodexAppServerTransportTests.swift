@@ -84,6 +84,41 @@ struct CodexAppServerTransportTests {
         #expect(status == 0)
     }
 
+    @Test("the binary over ws: the URL alone on stdout's first line; SIGTERM stops it (status 0)")
+    func binaryWebSocket() async throws {
+        let process = try AppServerStdioPeer(["--token", "t0k", "--pacing", "1"], stdio: false)
+        try await waitUntil { !process.inbox.received.isEmpty }
+        let line = try #require(process.inbox.received.first)
+        #expect(line.hasPrefix("ws://127.0.0.1:"))
+        let port = try #require(Int(line.split(separator: ":").last ?? ""))
+        let peer = try await AppServerWSPeer.connect(port: port, headers: ["Authorization: Bearer t0k"])
+        try await peer.initialize()
+        process.signal(SIGTERM)
+        #expect(process.wait(timeout: .seconds(5)) == 0)
+        #expect(process.inbox.received.count == 1)
+    }
+
+    @Test("--drain-on-sigterm: the first SIGTERM drains (new work refused) while an approval waits; the second exits")
+    func binaryDrain() async throws {
+        let process = try AppServerStdioPeer(["--drain-on-sigterm", "--pacing", "1"], stdio: false)
+        try await waitUntil { !process.inbox.received.isEmpty }
+        let port = try #require(Int(process.inbox.received.first?.split(separator: ":").last ?? ""))
+        let peer = try await AppServerWSPeer.connect(port: port)
+        try await peer.initialize()
+        let thread = try await peer.startThread(2)
+        _ = try await peer.startTurn(3, thread: thread, "cmd")
+        _ = try await peer.serverRequest("item/commandExecution/requestApproval")
+        process.signal(SIGTERM)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(process.status == nil)
+        let refused = try await peer.call(4, "turn/start", ["threadId": thread, "input": [["type": "text", "text": "more"]]])
+        #expect(member(refused, "error", "data", "reason") as? String == "serverShuttingDown")
+        #expect(string(refused, "error", "message") == "Server is draining; retry after reconnecting")
+        #expect(member(try await peer.call(5, "thread/read", ["threadId": thread]), "result") != nil)
+        process.signal(SIGTERM)
+        #expect(process.wait(timeout: .seconds(5)) == 0)
+    }
+
     @Test("--stdio: stdin's EOF ends the process at once (status 0), even while an approval waits")
     func stdioEOF() async throws {
         let peer = try AppServerStdioPeer(["--pacing", "1"])
