@@ -26,6 +26,7 @@ extension CodexAppServerSimulator {
 
     /// Binds on `host:port` and serves; returns `ws://HOST:PORT` (the real port when `port` is 0).
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) async throws -> URL {
+        if let url = transport.withLock({ $0.url }) { return url }
         let bindHost = host == "localhost" ? "127.0.0.1" : host
         let address: any SocketAddress
         do {
@@ -50,6 +51,7 @@ extension CodexAppServerSimulator {
     /// Binds a unix socket at `path` (a stale socket file there is replaced) and serves the same
     /// WebSocket protocol on it, with no auth; returns `unix://PATH`.
     public func start(unixPath path: String) async throws -> URL {
+        if let url = transport.withLock({ $0.url }) { return url }
         var info = stat()
         if lstat(path, &info) == 0 {
             guard (info.st_mode & 0o170000) == 0o140000 else { throw SimulatorError.cannotListen("\(path) exists and is not a socket") }
