@@ -13,6 +13,9 @@ extension SimulateCommand {
         }
         guard backend == .codex else { return }
         if stdio, unix != nil { throw ValidationError("--stdio and --unix are two transports: pick one") }
+        if token != nil, stdio || unix != nil {
+            throw ValidationError("--token is for the WebSocket listener: stdio and the daemon's unix socket have no auth")
+        }
         if let overloadEvery, overloadEvery < 1 { throw ValidationError("--overload-every takes a positive number of requests") }
         if let scenario, CodexAppServerScenario(rawValue: scenario) == nil {
             throw ValidationError("unknown scenario \"\(scenario)\"; use one of: \(CodexAppServerScenario.allCases.map(\.rawValue).joined(separator: ", "))")

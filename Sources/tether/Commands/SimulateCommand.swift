@@ -74,7 +74,7 @@ struct SimulateCommand: AsyncParsableCommand {
     var retention: Int = 2000
     @Option(name: .customLong("relay-codex"), help: ArgumentHelp("CodexMonitor: relay to a real `codex app-server` at PATH instead of scripting turns.", valueName: "PATH"))
     var relayCodex: String?
-    @Option(name: .customLong("codex-home"), help: ArgumentHelp("CodexMonitor relay: CODEX_HOME for codex.", valueName: "DIR"))
+    @Option(name: .customLong("codex-home"), help: ArgumentHelp("CodexMonitor relay: CODEX_HOME for codex; codex: the codexHome it reports (nothing is written).", valueName: "DIR"))
     var codexHome: String?
     @Option(name: .customLong("workspace-dir"), help: ArgumentHelp("CodexMonitor: the path of workspace ws-1.", valueName: "DIR"))
     var workspaceDir: String?
