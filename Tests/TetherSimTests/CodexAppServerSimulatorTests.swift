@@ -366,7 +366,7 @@ struct CodexAppServerSimulatorTests {
             let peer = try await AppServerWSPeer.connect(port: port)
             try await peer.initialize()
             let thread = try await peer.startThread(2)
-            let turn = try await peer.startTurn(3, thread: thread, "a long prompt so that the reply has many chunks to stream")
+            let turn = try await peer.startTurn(3, thread: thread, "a long prompt so that the reply has many chunks to stream, and then some more words to make it longer still")
             _ = try await peer.notification("item/agentMessage/delta")
             let steered = try await peer.startTurn(4, thread: thread, "extra input while busy", extra: ["clientUserMessageId": "m-2"])
             #expect(steered == turn)
@@ -388,6 +388,29 @@ struct CodexAppServerSimulatorTests {
             #expect(items.compactMap { $0["type"] as? String } == ["userMessage", "userMessage", "agentMessage"])
             let idle = try await peer.call(7, "turn/steer", ["threadId": thread, "expectedTurnId": turn, "input": [["type": "text", "text": "x"]]])
             #expect(string(idle, "error", "message") == "no active turn to steer")
+        }
+    }
+
+    @Test("turn/steer while an approval waits: the input joins the turn's next model call")
+    func steerWhileWaiting() async throws {
+        try await withCodexAppServer { _, port in
+            let peer = try await AppServerWSPeer.connect(port: port)
+            try await peer.initialize()
+            let thread = try await peer.startThread(2)
+            let turn = try await peer.startTurn(3, thread: thread, "cmd")
+            let request = try await peer.serverRequest("item/commandExecution/requestApproval")
+            let steered = try await peer.call(4, "turn/steer", [
+                "threadId": thread, "expectedTurnId": turn, "input": [["type": "text", "text": "and then stop"]],
+            ])
+            #expect(string(steered, "result", "turnId") == turn)
+            try peer.answer(request["id"] as? Int ?? -1, ["decision": "accept"])
+            let messages = try await peer.untilTurnCompleted()
+            let users = messages.filter { methodOf($0) == "item/completed" && string($0, "params", "item", "type") == "userMessage" }
+            #expect(users.count == 2)  // the prompt's (before the request) and the steer's
+            #expect(string((member(users.last, "params", "item", "content") as? [Any])?.first, "text") == "and then stop")
+            let text = (member(messages.last, "params", "turn", "items") as? [[String: Any]])?.first?["text"] as? String
+            #expect(text == "Fake model reply. You said: and then stop")
+            #expect(string(messages.last, "params", "turn", "status") == "completed")
         }
     }
 

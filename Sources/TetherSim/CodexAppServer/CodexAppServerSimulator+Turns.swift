@@ -34,6 +34,7 @@ extension CodexAppServerSimulator {
             if let active = record.active {
                 state.threads[threadID] = record
                 state.send(Wire.result(id: id, ["turn": Self.runningTurnJSON(active.turnID)]), to: connection)
+                active.steer(input)
                 return (active, true)
             }
             let turnID = CodexAppServerIDs.uuidV7()
@@ -47,23 +48,22 @@ extension CodexAppServerSimulator {
             state.send(Wire.result(id: id, ["turn": Self.runningTurnJSON(turnID)]), to: connection)
             return (turn, false)
         }
-        if steered { turn.steer(input) } else { turn.launch() }
+        if !steered { turn.launch() }
     }
 
     func turnSteer(id: JSON, params: JSON, from connection: Int) throws {
         let threadID = try Self.threadID(params)
         let input = try Self.userInput(params)
         let expected = try params.requiredString("expectedTurnId")
-        let turn = try state.withLock { state -> CodexAppServerTurn in
+        try state.withLock { state in
             guard let record = state.threads[threadID] else { throw CodexAppServerRPCError.threadNotFound(threadID) }
             guard let active = record.active else { throw CodexAppServerRPCError("no active turn to steer") }
             guard active.turnID == expected else {
                 throw CodexAppServerRPCError("expected active turn id `\(expected)` but found `\(active.turnID)`")
             }
             state.send(Wire.result(id: id, ["turnId": .string(active.turnID)]), to: connection)
-            return active
+            active.steer(input)
         }
-        turn.steer(input)
     }
 
     /// `{}` at once; the turn then ends `interrupted`, and a pending request it raised is

@@ -61,7 +61,8 @@ final class CodexAppServerTurn: Sendable {
     }
 
     /// `turn/start` on a busy thread, or `turn/steer`: the input joins this turn at the next
-    /// model call; a reply being streamed is dropped (note §4).
+    /// model call; a reply being streamed is dropped (note §4). Called with the world's lock
+    /// held, so that `end` sees it or the caller sees the turn gone.
     func steer(_ input: Input) {
         control.withLock { $0.steers.append(input) }
     }
@@ -101,7 +102,7 @@ final class CodexAppServerTurn: Sendable {
                 reply = try await question()
                 usage()
             }
-            var final: JSON
+            // One model call a round; steered input makes another (note §4).
             while true {
                 let steers = takeSteers()
                 for steer in steers {
@@ -113,13 +114,10 @@ final class CodexAppServerTurn: Sendable {
                 if let last = steers.last { reply = "Fake model reply. You said: \(last.text)" }
                 let spoken = try await say(reply)
                 usage()
-                if let spoken {
-                    final = spoken
-                    break
-                }
+                guard let spoken else { continue }
+                try await pause()
+                if end(status: "completed", items: [spoken], itemsView: "summary") { break }
             }
-            try await pause()
-            end(status: "completed", items: [final], itemsView: "summary")
         } catch {
             interrupted()
         }
@@ -287,11 +285,14 @@ final class CodexAppServerTurn: Sendable {
     // MARK: - Ending
 
     /// The turn is over: `thread/readState/changed` (experimental clients), the thread idle,
-    /// `turn/completed`.
-    func end(status: String, error: JSON = .null, items: [JSON], itemsView: String, resolvePending: Bool = false) {
+    /// `turn/completed`. False, and nothing sent, when a completing turn has steered input
+    /// waiting (`steer` runs under the same lock): it takes another model call instead.
+    @discardableResult
+    func end(status: String, error: JSON = .null, items: [JSON], itemsView: String, resolvePending: Bool = false) -> Bool {
         let now = Wire.nowMs
-        sim.state.withLock { state in
-            guard state.threads[threadID]?.active === self else { return }
+        let ended = sim.state.withLock { state -> Bool in
+            guard state.threads[threadID]?.active === self else { return true }
+            if status == "completed", hasSteers { return false }
             var startedAtMs = now
             updateTurn(&state) { turn in
                 turn.status = status
@@ -316,14 +317,16 @@ final class CodexAppServerTurn: Sendable {
                 "turn": Shapes.turn(id: turnID, items: items, itemsView: itemsView, status: status, error: error,
                                     startedAt: startedAtMs / 1000, completedAt: now / 1000, durationMs: now - startedAtMs),
             ]), thread: threadID)
-            guard resolvePending else { return }
+            guard resolvePending else { return true }
             // An interrupt makes pending requests obsolete: `serverRequest/resolved` after `turn/completed` (note §4).
             for id in state.pending.values.filter({ $0.turnID == turnID }).map(\.id).sorted() {
                 state.pending[id] = nil
                 state.emit(Wire.notification("serverRequest/resolved", ["threadId": .string(threadID), "requestId": .int(id)]), thread: threadID)
             }
+            return true
         }
         sim.checkDrained()
+        return ended
     }
 
     /// Interrupted (`turn/interrupt`, or the simulator stopping): the model call is accounted,
