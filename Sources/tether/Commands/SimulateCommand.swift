@@ -11,12 +11,26 @@ struct SimulateCommand: AsyncParsableCommand {
         commandName: "simulate",
         abstract: "Run a backend simulator on loopback; prints its URL on the first line and serves until interrupted.",
         discussion: """
-            Backends: opencode, codex-worker, codexmonitor (prints HOST:PORT), notification (a signaling relay \
-            and a desktop peer; prints the ws:// URL), sse (a generic SSE test server: /flood?n=N&size=S, \
+            Backends: opencode, codex-worker, codexmonitor (prints HOST:PORT), codex (the `codex app-server` \
+            wire: prints the ws:// URL; --unix PATH serves the daemon's WebSocket-over-unix-socket and prints \
+            unix://PATH; --stdio speaks NDJSON on stdin/stdout, prints nothing else there, and exits at stdin's \
+            EOF), notification (a signaling relay and a desktop peer; prints the ws:// URL), sse (a generic SSE test server: /flood?n=N&size=S, \
             /paced?rate=R&n=N (timestamped frames at R a second), \
             /resume?total=N&dropEvery=K, /ticker?interval_ms=I&count=C, /stall?after=N, /status/CODE, …).
             Scenarios (opencode): \(OpenCodeScenario.allCases.map(\.rawValue).joined(separator: ", ")); \
             without --scenario the prompt's words choose (ask to run/remove/clean something for an approval).
+            Codex turns (--scenario \(CodexAppServerScenario.allCases.map(\.rawValue).joined(separator: "|")) forces one): \
+            the prompt's words choose: `fail` (an `error`, then the turn failed), `question` \
+            (item/tool/requestUserInput), `patch` (a fileChange and item/fileChange/requestApproval), `cmd` \
+            (a commandExecution and item/commandExecution/requestApproval), else the reply \
+            `Fake model reply. You said: <prompt>` in 12-character deltas; `slow` puts the deltas a second apart. \
+            Decisions as codex takes them: accept, acceptForSession (not asked again on that thread), \
+            acceptWithExecpolicyAmendment (the next proposal moves on) run it; decline declines it and the turn goes \
+            on; cancel ends the turn interrupted; approvalPolicy "never" asks nothing. A pending request outlives a \
+            ws client and is sent again, same id, to whoever calls thread/resume; the first answer wins. \
+            Codex faults: --overload-every N refuses every Nth request with -32001; --drain-on-sigterm makes the \
+            first SIGTERM drain (new work refused with serverShuttingDown; exits once no turn runs; a second \
+            SIGTERM exits at once).
             Benchmark floods: opencode and codexmonitor take --flood N [--flood-shape long-parts|new-parts]; \
             a codex-worker turn whose prompt says `flood N` (parts of 1,000 deltas) or `flood N new` (a new \
             item per delta) is one; --flood-close ends each flood's stream so a buffered `curl | jq` sees EOF. \
@@ -27,6 +41,7 @@ struct SimulateCommand: AsyncParsableCommand {
         case opencode
         case codexWorker = "codex-worker"
         case codexmonitor
+        case codex
         case notification
         case sse
     }
@@ -37,7 +52,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where to listen (default: 127.0.0.1:0, a free port, printed on stdout).", valueName: "host:port"), transform: ListenArgument.parse)
     var listen = HostPort(host: "127.0.0.1", port: 0)
     @Option(help: "Force a scripted scenario for every turn.") var scenario: String?
-    @Option(help: "Require this password (opencode, user \"opencode\") or bearer token (codex-worker).") var token: String?
+    @Option(help: "Require this password (opencode, user \"opencode\") or bearer token (codex-worker; codex: on the WebSocket upgrade).") var token: String?
     @Option(help: ArgumentHelp("Time between scripted events, in milliseconds; fractions work (codex-worker keeps 0.2 ms, 5,000 events a second, on average).", valueName: "ms"))
     var pacing: Double = 40
     @Flag(help: "OpenCode: be the legacy Hono server (0.x–1.0): its event shapes, 30 s heartbeats, no /permission or /question routes.")
@@ -59,10 +74,18 @@ struct SimulateCommand: AsyncParsableCommand {
     var retention: Int = 2000
     @Option(name: .customLong("relay-codex"), help: ArgumentHelp("CodexMonitor: relay to a real `codex app-server` at PATH instead of scripting turns.", valueName: "PATH"))
     var relayCodex: String?
-    @Option(name: .customLong("codex-home"), help: ArgumentHelp("CodexMonitor relay: CODEX_HOME for codex.", valueName: "DIR"))
+    @Option(name: .customLong("codex-home"), help: ArgumentHelp("CodexMonitor relay: CODEX_HOME for codex; codex: the codexHome it reports (nothing is written).", valueName: "DIR"))
     var codexHome: String?
     @Option(name: .customLong("workspace-dir"), help: ArgumentHelp("CodexMonitor: the path of workspace ws-1.", valueName: "DIR"))
     var workspaceDir: String?
+    @Flag(help: "Codex: speak NDJSON on stdin/stdout (what a profile's `command` runs); exit at stdin's EOF.")
+    var stdio = false
+    @Option(help: ArgumentHelp("Codex: serve the WebSocket protocol on a unix socket at PATH (the daemon's transport; no auth).", valueName: "PATH"))
+    var unix: String?
+    @Option(name: .customLong("overload-every"), help: ArgumentHelp("Codex: answer every Nth request `-32001 Server overloaded; retry later.`.", valueName: "N"))
+    var overloadEvery: Int?
+    @Flag(name: .customLong("drain-on-sigterm"), help: "Codex: the first SIGTERM drains as codex does (see above); without it SIGTERM stops at once.")
+    var drainOnSigterm = false
 
     func validate() throws {
         if let floodRate, floodRate < 1 {
@@ -91,6 +114,7 @@ struct SimulateCommand: AsyncParsableCommand {
         if let scenario, OpenCodeScenario(rawValue: scenario) == nil, backend == .opencode {
             throw ValidationError("unknown scenario \"\(scenario)\"; use one of: \(OpenCodeScenario.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        try validateCodex()
     }
 
     private var pacingDuration: Duration { .nanoseconds(Int64((pacing * 1_000_000).rounded())) }
@@ -98,6 +122,10 @@ struct SimulateCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let logger = LogSetup.logger(verbosity: options.verbose)
+            if backend == .codex {
+                try await runCodex(logger: logger)
+                return
+            }
             let port = UInt16(listen.port)  // 0–65535 by the parse
             let url: URL
             let stop: @Sendable () async -> Void
@@ -130,6 +158,8 @@ struct SimulateCommand: AsyncParsableCommand {
                 let bound = try await simulator.start(host: listen.host, port: listen.port)
                 url = URL(string: "tcp://\(bound.host):\(bound.port)")!
                 stop = { await simulator.stop() }
+            case .codex:
+                return  // runCodex above
             case .notification:
                 let simulator = NotificationSimulator(options: .init(shape: contractShape ? .contract : .desktop), logger: logger)
                 url = try await simulator.start(host: listen.host, port: port)
@@ -167,6 +197,13 @@ extension SimulateCommand {
         case .codexmonitor:
             lines = ["backend = \"codexmonitor\"", "address = \"\(address)\""]
                 + (token == nil ? [] : ["token = { env = \"CODEXMONITOR_TOKEN\" }   # the --token you gave"])
+        case .codex:
+            if let unix {
+                lines = ["backend = \"codex\"", "daemon = true", "socket = \"\(unix)\""]
+            } else {
+                lines = ["backend = \"codex\"", "url = \"\(address)\""]
+                    + (token == nil ? [] : ["token = { env = \"CODEX_APP_SERVER_TOKEN\" }   # the --token you gave"])
+            }
         case .notification:
             lines = ["backend = \"notification\"", "url = \"\(address)\""]
         case .sse:
