@@ -160,6 +160,8 @@ public struct CodexAppServerBackend: Backend {
     }
 
     public func createSession(_ request: SessionCreateRequest) async throws -> Session {
+        // Codex writes a thread down only with its first turn: one made here would die with the child.
+        try requireLongLived("`tether sessions create`")
         let client = try await client()
         var params: JSONObject = [:]
         if let directory = request.directory ?? configuration.directory { params["cwd"] = .string(directory) }
@@ -288,7 +290,12 @@ public struct CodexAppServerBackend: Backend {
         var mapper = CodexAppServerMapper()
         // Codex sends a thread's pending requests again when it is resumed; nothing else lists them.
         for thread in threads {
-            _ = mapper.reconcile(scope: nil, thread: try await resume(client, thread: thread))
+            do {
+                _ = mapper.reconcile(scope: nil, thread: try await resume(client, thread: thread))
+            } catch let error as TetherError where error.code == .notFound && session == nil {
+                // A loaded thread without a first turn ("no rollout found") has nothing pending.
+                logger.debug("skipping a thread Codex cannot resume", metadata: ["thread": "\(thread)", "error": "\(error.message)"])
+            }
         }
         for message in try await settle(subscription.inbox) { _ = mapper.map(scope: nil, message: message) }
         return mapper.approvals(session: session)

@@ -111,14 +111,21 @@ struct CodexAppServerEventStream: Sendable {
                 var active: [String] = []
                 if machine.listsActiveThreads { active = try await backend.activeThreads(client) }
                 var threads: [JSONValue] = []
+                var targetHasNoRollout = false
                 for thread in machine.threadsToRead(active: active) {
                     do {
                         threads.append(try await backend.resume(client, thread: thread))
+                    } catch let error as TetherError where error.code == .notFound && error.message.contains("no rollout found") {
+                        // A thread without a first turn cannot be resumed (nor subscribed to)
+                        // until a turn makes its rollout: read as idle and empty, resumed again
+                        // once the prompt has started that turn.
+                        if thread == machine.target { targetHasNoRollout = true }
                     } catch let error as TetherError where error.code == .notFound && thread != machine.target {
                         logger.info("a thread went away while Tether was disconnected", metadata: ["thread": "\(thread)", "error": "\(error.message)"])
                     }
                 }
-                try await execute(machine.resynced(threads, at: Event.now()), &machine, client, outbox)
+                try await execute(machine.resynced(threads, targetHasNoRollout: targetHasNoRollout, at: Event.now()),
+                                  &machine, client, outbox)
             case .postPrompt:
                 guard let prompt = sendOnReady, let client else { continue }
                 try await outbox.flush()
@@ -132,3 +139,4 @@ struct CodexAppServerEventStream: Sendable {
         }
     }
 }
+

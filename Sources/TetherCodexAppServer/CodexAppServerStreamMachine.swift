@@ -48,6 +48,9 @@ struct CodexAppServerStreamMachine {
     private var targetTurnsRead: Set<String>?
     private var turnsBeforePrompt: Set<String>?
     private var connections = 0
+    /// The target thread had no rollout (no turn yet) at the last resync, so the connection
+    /// could not subscribe to it: once the prompt has started a turn, it is resumed.
+    private var targetAwaitsRollout = false
 
     init(request: EventsRequest, configuration: Configuration) {
         self.configuration = configuration
@@ -113,8 +116,14 @@ struct CodexAppServerStreamMachine {
         return threads
     }
 
-    /// The threads the resync resumed (each `thread/resume`'s `thread`, turns included).
-    mutating func resynced(_ threads: [JSONValue], at time: Double) -> [Action] {
+    /// The threads the resync resumed (each `thread/resume`'s `thread`, turns included);
+    /// `targetHasNoRollout`: the target could not be resumed, having no turn yet.
+    mutating func resynced(_ threads: [JSONValue], targetHasNoRollout: Bool = false, at time: Double) -> [Action] {
+        var threads = threads
+        targetAwaitsRollout = targetHasNoRollout
+        if targetHasNoRollout, let target = configuration.target {
+            threads.append(["id": .string(target), "status": ["type": "idle"], "turns": []])
+        }
         var events: [Event] = []
         if let target = configuration.target, let read = threads.first(where: { $0["id"]?.string == target }) {
             let turns = (read["turns"]?.array ?? []).compactMap { $0["id"]?.string }
@@ -149,8 +158,12 @@ struct CodexAppServerStreamMachine {
 
     mutating func promptSent(turn: String?, at time: Double) -> [Action] {
         filter.promptWasSent(turn: turn)
-        guard let turn, let target = configuration.target else { return [] }
-        return emit(mapper.started(session: target, turn: turn).stamped(at: time))
+        // The turn made the thread's rollout: now the connection can subscribe, and the resync
+        // reads what the turn did before that.
+        let resubscribe: [Action] = targetAwaitsRollout ? [.resync] : []
+        targetAwaitsRollout = false
+        guard let turn, let target = configuration.target else { return resubscribe }
+        return emit(mapper.started(session: target, turn: turn).stamped(at: time)) + resubscribe
     }
 
     private mutating func emit(_ events: [Event]) -> [Action] {

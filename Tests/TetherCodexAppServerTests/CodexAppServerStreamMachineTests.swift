@@ -156,6 +156,25 @@ struct CodexAppServerStreamMachineTests {
         #expect(machine.isDone)
     }
 
+    @Test("a thread without a turn yet cannot be resumed: the prompt goes out, then it is resumed")
+    func threadWithoutRollout() {
+        var machine = CodexAppServerStreamMachine.following(session: "thr", hasPrompt: true)
+        _ = machine.connected(at: 0)
+        #expect(machine.resynced([], targetHasNoRollout: true, at: 0).contains(.postPrompt))
+        machine.postingPrompt()
+        let actions = machine.promptSent(turn: "t1", at: 1)
+        #expect(actions.contains(.resync))
+        #expect(CodexAppServerStreamMachine.events(actions).of(.turnStarted).map(\.turn) == ["t1"])
+        // The resync after it reads the turn the subscription missed the start of.
+        let running: JSONValue = ["id": "thr", "status": ["type": "active", "activeFlags": []],
+                                  "turns": [["id": "t1", "status": "completed", "items": [
+                                      ["type": "agentMessage", "id": "m1", "text": "done"]]]]]
+        let events = CodexAppServerStreamMachine.events(machine.resynced([running], at: 2))
+        #expect(events.of(.partCompleted).map(\.part) == ["m1"])
+        #expect(events.of(.turnCompleted).count == 1)
+        #expect(machine.isDone)
+    }
+
     @Test("messages dropped for a slow consumer: said, and the threads re-read")
     func lostMessagesResync() {
         var machine = CodexAppServerStreamMachine.following()

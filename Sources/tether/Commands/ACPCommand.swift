@@ -47,7 +47,8 @@ struct ACPCommand: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         try await reportingFailures {
             let context = CommandContext(options)
-            let (profile, backend) = try await context.makeBackend()
+            // The agent runs for the editor's whole session: a stdio app-server lives as long.
+            let (profile, backend) = try await context.makeBackend(longLived: true)
             defer { OpenTunnels.closeAll() }
             guard backend.capabilities.contains(.send) else {
                 throw TetherError.unsupported("`tether acp`", backend: backend.kind,

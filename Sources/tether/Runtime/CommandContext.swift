@@ -47,9 +47,9 @@ struct CommandContext {
 
     /// The profile's backend, ready to use: its tunnel open if it has one, its secrets resolved
     /// (for this profile only).
-    func makeBackend() async throws -> (Profile, any Backend) {
+    func makeBackend(longLived: Bool = false) async throws -> (Profile, any Backend) {
         let (config, profile) = try selectProfile()
-        return (profile, try await makeBackend(for: profile, in: config))
+        return (profile, try await makeBackend(for: profile, in: config, longLived: longLived))
     }
 
     /// `profile`'s backend (of `config`), its tunnel open if it has one, its secrets resolved.
