@@ -521,7 +521,8 @@ public struct CodexAppServerMapper: Sendable {
             if let network = p["networkApprovalContext"], !network.isNull { extra["network"] = network }
             return Approval(id: approvalID.string, session: session, turn: turn, kind: .command,
                             title: "Run \(command ?? "a command")", command: command, cwd: p["cwd"]?.string, reason: reason,
-                            options: offered ?? Decision.allCases, risk: CodexThreadItem.risk(command: command), extra: extra)
+                            options: offered.map(Self.commandOptions) ?? Decision.allCases, risk: CodexThreadItem.risk(command: command),
+                            extra: extra)
         case .fileChange:
             let snapshot = item.flatMap { openParts[Self.key(session, $0)]?.item }
             let changes = (snapshot?["changes"]?.array ?? p["changes"]?.array ?? []).map(CodexThreadItem.change)
@@ -543,6 +544,13 @@ public struct CodexAppServerMapper: Sendable {
             return Approval(id: approvalID.string, session: session, turn: turn, kind: .question, title: title,
                             reason: reason, options: [], risk: .low, extra: extra)
         }
+    }
+
+    /// A command request's options from its `availableDecisions`, plus the answers codex 0.163
+    /// takes without listing them (`acceptForSession`, `decline`: observed to work).
+    static func commandOptions(_ offered: [Decision]) -> [Decision] {
+        let unlisted: [Decision] = [.accept, .acceptForSession, .decline, .cancel]
+        return Decision.allCases.filter { offered.contains($0) || unlisted.contains($0) }
     }
 
     private mutating func resolve(_ pending: PendingApproval, decision: String) -> [Event] {

@@ -48,7 +48,9 @@ start_sim() { # start_sim NAME BACKEND SECRET
 OC_SECRET="oc-pw-$RANDOM$RANDOM"
 CW_SECRET="cw-token-$RANDOM$RANDOM"
 CM_SECRET="cm-token-$RANDOM$RANDOM"
+CX_SECRET="cx-token-$RANDOM$RANDOM"
 start_sim oc opencode "$OC_SECRET"
+start_sim cx codex "$CX_SECRET"
 start_sim cw codex-worker "$CW_SECRET"
 start_sim cm codexmonitor "$CM_SECRET"
 
@@ -63,6 +65,11 @@ password = { file = "$WORK/oc.secret" }
 backend = "codex-worker"
 url = "$(head -n 1 "$WORK/cw.out")"
 token = { file = "$WORK/cw.secret" }
+
+[profiles.cx]
+backend = "codex"
+url = "$(head -n 1 "$WORK/cx.out")"
+token = { file = "$WORK/cx.secret" }
 
 [profiles.cm]
 backend = "codexmonitor"
@@ -105,6 +112,7 @@ drive() { # drive PROFILE BACKEND SECRET PLAIN APPROVAL CANCEL FAIL [DRIVER ARGS
 START=$SECONDS
 drive oc opencode "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail" --dead-profile oc-down
 drive cw codex-worker "$CW_SECRET" "say hello" "run the command" "run the command" "this will fail"
+drive cx codex "$CX_SECRET" "say hello" "cmd please" "cmd please" "fail please"
 drive cm codexmonitor "$CM_SECRET" "say hello" "run the tests" "please wait" "this will fail" --refusing-profile cm-any
 echo "ran in $((SECONDS - START)) s"
 finish

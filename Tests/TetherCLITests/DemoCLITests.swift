@@ -9,12 +9,12 @@ import TetherCore
         #expect(result.status == 0, "\(result.stderr)")
         let events = try result.events()
         let completed = events.filter { $0.type == .turnCompleted }
-        #expect(Set(completed.compactMap(\.backend)) == [.openCode, .codexWorker, .codexMonitor])
+        #expect(Set(completed.compactMap(\.backend)) == [.openCode, .codexWorker, .codex, .codexMonitor])
         #expect(completed.allSatisfy { $0.data["status"] == "completed" })
-        #expect(events.filter { $0.type == .approvalRequested }.count == 3)
-        #expect(events.filter { $0.type == .approvalResolved }.count >= 3)
+        #expect(events.filter { $0.type == .approvalRequested }.count == 4)
+        #expect(events.filter { $0.type == .approvalResolved }.count >= 4)
         // Each scene answers its approval with accept; every backend's stream says so, none "unknown".
-        for backend in [BackendKind.openCode, .codexWorker, .codexMonitor] {
+        for backend in [BackendKind.openCode, .codexWorker, .codex, .codexMonitor] {
             let decisions = events.filter { $0.type == .approvalResolved && $0.backend == backend }.map { $0.data["decision"] }
             #expect(decisions.contains("accept"), "\(backend): \(decisions)")
             #expect(!decisions.contains("unknown"), "\(backend): \(decisions)")

@@ -106,8 +106,9 @@ import TetherCore
         #expect(approval.data["id"] == "ws-1~thr_1~s:req-7~cmd~turn_4~it_c4")
         #expect(approval.data["request_id"] == "req-7")
         #expect(approval.data["risk"] == "high")
-        // availableDecisions present: offer exactly what is listed.
-        #expect(approval.data["options"] == ["accept", "accept_with_amendment", "cancel"])
+        // availableDecisions present: what is listed, plus what codex 0.163 takes unlisted
+        // (acceptForSession, decline — this very command was declined).
+        #expect(approval.data["options"] == ["accept", "accept_for_session", "accept_with_amendment", "decline", "cancel"])
 
         #expect(events.of(.approvalResolved).map { $0.data["decision"] } == ["decline"])
         #expect(events.of(.partCompleted).first { $0.part == "it_c4" }?.data["status"] == "declined")

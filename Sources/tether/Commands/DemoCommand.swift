@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TetherCodexAppServer
 import TetherCodexMonitor
 import TetherCodexWorker
 import TetherCore
@@ -46,6 +47,17 @@ struct DemoCommand: AsyncParsableCommand {
                     let backend = CodexWorkerBackend(configuration: .init(baseURL: url.absoluteString, token: "demo-token",
                                                                           profile: "demo-codex-worker"), logger: logger)
                     return ("Codex Worker simulator at \(url.absoluteString) (Bearer token on)", backend, { await simulator.stop() })
+                },
+                // Codex itself: `codex app-server` over ws:// with a capability token, a command approval.
+                DemoScene(profile: "demo-codex", backend: .codex, prompt: "run the cmd that lists the files") {
+                    let simulator = CodexAppServerSimulator(options: .init(token: "demo-token", pacing: pacing), logger: simulatorLogger)
+                    let url = try await simulator.start()
+                    let backend = CodexAppServerBackend(configuration: .init(reach: .webSocket(url: url.absoluteString, token: "demo-token"),
+                                                                             profile: "demo-codex"), logger: logger)
+                    return ("codex app-server simulator at \(url.absoluteString) (capability token on)", backend, {
+                        await backend.shutdown()
+                        await simulator.stop()
+                    })
                 },
                 // CodexMonitor: a daemon over TCP, raw Codex app-server events, a command approval.
                 DemoScene(profile: "demo-codexmonitor", backend: .codexMonitor, prompt: "run the tests") {
