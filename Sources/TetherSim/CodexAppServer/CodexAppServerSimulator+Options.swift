@@ -38,6 +38,12 @@ extension CodexAppServerSimulator {
         public var scenario: CodexAppServerScenario?
         /// Every Nth request is refused with `-32001 Server overloaded; retry later.`.
         public var overloadEvery: Int?
+        /// Benchmarks: every connection, once `initialized`, gets a turn of this many agent
+        /// message deltas (a thread nobody started, sent to that connection alone).
+        public var flood: Int?
+        /// With `flood`: end the connection once its flood is out (stdio: the process exits), so
+        /// a buffered `jq` sees EOF. Codex never does.
+        public var floodClose = false
         /// `codexHome` in `initialize` and the rollout paths (nothing is written there).
         public var codexHome: String = "/tmp/tether-sim/codex-home"
 

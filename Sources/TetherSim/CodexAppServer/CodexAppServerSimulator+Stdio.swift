@@ -12,7 +12,11 @@ extension CodexAppServerSimulator {
     /// exits at once, which aborts running turns, as codex does (note §6c).
     public func runStdio(input: Int32 = 0, output: Int32 = 1) async {
         let writer = LineWriter(descriptor: output)
-        let connection = open(.init(send: { writer.write($0) }, close: {}))
+        // The server ending a stdio session is the process ending (`--flood-close`).
+        let connection = open(.init(send: { writer.write($0) }, close: {
+            writer.drain(timeout: .seconds(120))
+            exit(0)
+        }))
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let thread = Thread { [self] in
                 readLines(from: input) { self.receive($0, from: connection) }

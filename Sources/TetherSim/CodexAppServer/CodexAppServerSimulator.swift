@@ -60,7 +60,11 @@ public final class CodexAppServerSimulator: Sendable {
             return
         }
         if let method = value["method"]?.stringValue {
-            guard let id = value["id"], id != .null else { return }  // a notification (`initialized`): nothing to do
+            guard let id = value["id"], id != .null else {
+                // A notification: only `initialized` means something, and only to a flood.
+                if method == "initialized", options.flood != nil { flood(to: connection) }
+                return
+            }
             handleRequest(id: id, method: method, params: value["params"], from: connection)
         } else if let id = value["id"]?.intValue, value["result"] != nil || value["error"] != nil {
             answer(requestID: id, result: value["result"])

@@ -27,6 +27,8 @@ extension SimulateCommand {
             token: token, pacing: .nanoseconds(Int64((pacing * 1_000_000).rounded())),
             scenario: scenario.flatMap(CodexAppServerScenario.init(rawValue:)), overloadEvery: overloadEvery)
         if let codexHome { simOptions.codexHome = codexHome }
+        simOptions.flood = flood
+        simOptions.floodClose = floodClose
         let simulator = CodexAppServerSimulator(options: simOptions, logger: logger)
         // A peer gone mid-write (a closed stdout, a cut socket) must not kill the simulator.
         signal(SIGPIPE, SIG_IGN)

@@ -31,7 +31,7 @@ struct SimulateCommand: AsyncParsableCommand {
             Codex faults: --overload-every N refuses every Nth request with -32001; --drain-on-sigterm makes the \
             first SIGTERM drain (new work refused with serverShuttingDown; exits once no turn runs; a second \
             SIGTERM exits at once).
-            Benchmark floods: opencode and codexmonitor take --flood N [--flood-shape long-parts|new-parts]; \
+            Benchmark floods: opencode, codexmonitor and codex (a turn of N deltas per connection, once initialized) take --flood N [--flood-shape long-parts|new-parts]; \
             a codex-worker turn whose prompt says `flood N` (parts of 1,000 deltas) or `flood N new` (a new \
             item per delta) is one; --flood-close ends each flood's stream so a buffered `curl | jq` sees EOF. \
             Paced (opencode): --flood N --flood-rate R [--flood-turns L: every L deltas a turn in a new session].
