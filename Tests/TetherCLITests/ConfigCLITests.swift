@@ -12,7 +12,7 @@ import TetherCore
         let result = try await TetherProcess.run(["--config", Self.examplePath, "profiles", "list"])
         #expect(result.status == 0, "\(result.stderr)")
         let backends = try result.lines.map { try JSONParserFacade.parse($0)["backend"]?.string }
-        #expect(Set(backends.compactMap { $0 }) == ["opencode", "codex-worker", "codexmonitor", "notification"])
+        #expect(Set(backends.compactMap { $0 }) == Set(BackendKind.allCases.map(\.rawValue)))
     }
 
     @Test func profilesShowNeverPrintsASecret() async throws {
@@ -67,7 +67,7 @@ import TetherCore
     @Test func theConfigComesFromTetherConfig() async throws {
         let result = try await TetherProcess.run(["profiles", "list"], environment: ["TETHER_CONFIG": Self.examplePath])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.lines.count == 4)
+        #expect(result.lines.count == BackendKind.allCases.count)
     }
 
     @Test func usageErrorsExit64() async throws {
