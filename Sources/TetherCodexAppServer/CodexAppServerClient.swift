@@ -22,7 +22,8 @@ final class CodexAppServerClient: Sendable {
     /// Connects (``CodexAppServerConnector``), then `initialize` + `initialized`.
     /// What the server sends unasked goes to `deliver`, from the connection's reader.
     static func open(_ configuration: CodexAppServerBackend.Configuration, logger: Logger,
-                     deliver: @escaping @Sendable (CodexAppServerRPC.Incoming) -> Void) async throws -> CodexAppServerClient {
+                     deliver: @escaping @Sendable (CodexAppServerRPC.Incoming, CodexAppServerRPC) async -> Void) async throws
+        -> CodexAppServerClient {
         let link = try await CodexAppServerConnector.connect(configuration, logger: logger)
         let rpc = CodexAppServerRPC(link: link, logger: logger, deliver: deliver)
         rpc.start()

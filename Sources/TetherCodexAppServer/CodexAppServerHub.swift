@@ -69,7 +69,8 @@ final class CodexAppServerHub: Sendable {
     }
 
     func unsubscribe(_ id: Int) {
-        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+        // Ended too: the reader must never wait for a consumer that left.
+        state.withLock { $0.subscribers.removeValue(forKey: id) }?.cancel()
     }
 
     /// Ends the connection (a stdio child gets EOF and exits).
@@ -84,8 +85,8 @@ final class CodexAppServerHub: Sendable {
             return state.generation
         }
         do {
-            let client = try await CodexAppServerClient.open(configuration, logger: logger) { [weak self] incoming in
-                self?.hand(incoming, from: generation)
+            let client = try await CodexAppServerClient.open(configuration, logger: logger) { [weak self] incoming, rpc in
+                await self?.hand(incoming, from: generation, rpc: rpc)
             }
             let connection = Connection(client: client, generation: generation)
             let ended = state.withLock { state -> Bool in
@@ -105,12 +106,15 @@ final class CodexAppServerHub: Sendable {
         }
     }
 
-    /// What the connection of `generation` sends: to every subscriber; its end ends them.
-    private func hand(_ incoming: CodexAppServerRPC.Incoming, from generation: Int) {
+    /// What the connection of `generation` sends: to every subscriber (waiting for one that is
+    /// behind, unless a call waits for its response); its end ends them.
+    private func hand(_ incoming: CodexAppServerRPC.Incoming, from generation: Int, rpc: CodexAppServerRPC) async {
         switch incoming {
         case .message(let message, let bytes):
-            let inboxes = state.withLock { state in state.current?.generation == generation ? Array(state.subscribers.values) : [] }
-            for inbox in inboxes { inbox.put(message, bytes: bytes) }
+            let inboxes = state.withLock { state in
+                state.current?.generation == generation ? Array(state.subscribers.values) : []
+            }
+            for inbox in inboxes { await inbox.put(message, bytes: bytes, mayWait: { !rpc.hasCallsWaiting }) }
         case .ended(let error):
             let inboxes = state.withLock { state -> [CodexAppServerInbox] in
                 guard state.current == nil || state.current?.generation == generation else { return [] }

@@ -2,9 +2,11 @@ import Synchronization
 import TetherCore
 
 /// What one consumer (an event stream, an `approve` waiting for its request) receives from an
-/// app-server connection: its messages in order, bounded in bytes. A consumer that falls behind
-/// loses what overflows and is told how much (``Batch/incoming(_:lost:)``), so it re-reads the
-/// threads it follows instead of holding memory for a peer it cannot keep up with.
+/// app-server connection: its messages in order, bounded in wire bytes. When it is full, `put`
+/// waits until the consumer takes (so the connection's reader, and through the socket the
+/// server, waits too) — unless waiting is not allowed then (a call's response must still be
+/// read): what does not fit is dropped, and the consumer is told how much
+/// (``Batch/incoming(_:lost:)``) and re-reads the threads it follows.
 final class CodexAppServerInbox: Sendable {
     enum Batch: Sendable {
         /// What came since the last take, and how many messages were dropped before it.
@@ -22,6 +24,8 @@ final class CodexAppServerInbox: Sendable {
         var failure: (any Error)?
         var waiter: (token: Int, continuation: CheckedContinuation<Batch, any Error>)?
         var tokens = 0
+        /// The reader, waiting for room.
+        var roomWaiter: (token: Int, continuation: CheckedContinuation<Void, Never>)?
 
         mutating func take() -> Batch? {
             if !queue.isEmpty || lost > 0 {
@@ -39,20 +43,65 @@ final class CodexAppServerInbox: Sendable {
         self.budget = budget
     }
 
-    func put(_ message: JSONValue, bytes: Int) {
-        let handOff = state.withLock { state -> (CheckedContinuation<Batch, any Error>, Batch)? in
-            guard !state.ended else { return nil }
-            if state.bytes + bytes > budget {
-                state.lost += 1
-            } else {
+    /// Queues `message` (`bytes` long on the wire). When it does not fit, waits for the
+    /// consumer while `mayWait()` says so (asked again every `recheck`), else drops it.
+    func put(_ message: JSONValue, bytes: Int, mayWait: @Sendable () -> Bool = { false },
+             recheck: Duration = .milliseconds(50)) async {
+        while !tryPut(message, bytes: bytes, mayWait: mayWait) {
+            await waitForRoom(bytes: bytes, recheck: recheck)
+        }
+    }
+
+    /// Queues or drops `message`; false when it does not fit and may wait for room.
+    private func tryPut(_ message: JSONValue, bytes: Int, mayWait: () -> Bool) -> Bool {
+        let handOff = state.withLock { state -> (placed: Bool, handOff: (CheckedContinuation<Batch, any Error>, Batch)?) in
+            guard !state.ended else { return (true, nil) }
+            if state.queue.isEmpty || state.bytes + bytes <= budget {
                 state.queue.append(message)
                 state.bytes += bytes
+            } else if mayWait() {
+                return (false, nil)
+            } else {
+                state.lost += 1
             }
-            guard let waiter = state.waiter, let batch = state.take() else { return nil }
+            guard let waiter = state.waiter, let batch = state.take() else { return (true, nil) }
             state.waiter = nil
-            return (waiter.continuation, batch)
+            return (true, (waiter.continuation, batch))
         }
-        handOff?.0.resume(returning: handOff!.1)
+        if let (waiter, batch) = handOff.handOff { waiter.resume(returning: batch) }
+        return handOff.placed
+    }
+
+    /// Returns once the consumer has taken (or after `recheck`, for the caller to ask again).
+    private func waitForRoom(bytes: Int, recheck: Duration) async {
+        let token = state.withLock { state -> Int in
+            state.tokens += 1
+            return state.tokens
+        }
+        await withCheckedContinuation { (room: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.ended || state.queue.isEmpty || state.bytes + bytes <= budget { return true }
+                state.roomWaiter = (token, room)
+                return false
+            }
+            if ready {
+                room.resume()
+                return
+            }
+            Task {
+                try? await Task.sleep(for: recheck)
+                self.wakeReader(token: token)
+            }
+        }
+    }
+
+    private func wakeReader(token: Int? = nil) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.roomWaiter, token == nil || waiter.token == token else { return nil }
+            state.roomWaiter = nil
+            return waiter.continuation
+        }
+        waiter?.resume()
     }
 
     func end(_ error: (any Error)?) {
@@ -64,7 +113,11 @@ final class CodexAppServerInbox: Sendable {
             return state.waiter?.continuation
         }
         if let error { waiter?.resume(throwing: error) } else { waiter?.resume(returning: .ended) }
+        wakeReader()
     }
+
+    /// The consumer is gone for good: nothing it would take waits any more.
+    func cancel() { end(nil) }
 
     /// What has come since the last call, waiting up to `timeout` (nil: for ever) when nothing has.
     func next(timeout: Duration?) async throws -> Batch {
@@ -82,6 +135,7 @@ final class CodexAppServerInbox: Sendable {
                 }
                 if let ready {
                     continuation.resume(with: ready)
+                    self.wakeReader()  // what it took made room
                 } else if let timeout {
                     Task {
                         try? await Task.sleep(for: timeout)

@@ -7,8 +7,10 @@ import TetherCore
 ///
 /// Calls are matched to responses by id, each with its own timeout. Everything else the server
 /// sends — notifications and its requests — is handed to `deliver` as it is read (the hub puts
-/// it in each subscriber's bounded ``CodexAppServerInbox``), and so is the connection's end.
-/// Responses are always read, so a call never waits behind a slow consumer. Unparsable
+/// it in each subscriber's bounded ``CodexAppServerInbox``), and so is the connection's end. The
+/// reader waits for `deliver`: a subscriber that is behind holds the reading up, and the socket
+/// or pipe pushes back on the server — except while a call waits for its response
+/// (``hasCallsWaiting``), which must still be read: then what does not fit is dropped, counted. Unparsable
 /// messages are logged and skipped, as the app-server itself skips ours.
 final class CodexAppServerRPC: Sendable {
     /// An app-server `{"error":{code,message,data}}`.
@@ -48,10 +50,11 @@ final class CodexAppServerRPC: Sendable {
 
     let link: any CodexAppServerLink
     private let logger: Logger
-    private let deliver: @Sendable (Incoming) -> Void
+    private let deliver: @Sendable (Incoming, CodexAppServerRPC) async -> Void
     private let state = Mutex(State())
 
-    init(link: any CodexAppServerLink, logger: Logger, deliver: @escaping @Sendable (Incoming) -> Void) {
+    /// `deliver` is given this RPC too, to ask whether a call waits.
+    init(link: any CodexAppServerLink, logger: Logger, deliver: @escaping @Sendable (Incoming, CodexAppServerRPC) async -> Void) {
         self.link = link
         self.logger = logger
         self.deliver = deliver
@@ -63,10 +66,13 @@ final class CodexAppServerRPC: Sendable {
 
     func close() async {
         await link.close()
-        finish(.closed(nil))
+        await finish(.closed(nil))
     }
 
     var hasEnded: Bool { state.withLock { $0.ended != nil } }
+
+    /// A call is waiting for its response: the reader must not stop.
+    var hasCallsWaiting: Bool { state.withLock { !$0.calls.isEmpty } }
 
     // MARK: Calls
 
@@ -124,15 +130,15 @@ final class CodexAppServerRPC: Sendable {
     private func readLoop() async {
         do {
             while let texts = try await link.receive() {
-                for text in texts { route(text) }
+                for text in texts { await route(text) }
             }
-            finish(.closed(nil))
+            await finish(.closed(nil))
         } catch {
-            finish(.closed(error))
+            await finish(.closed(error))
         }
     }
 
-    private func route(_ text: String) {
+    private func route(_ text: String) async {
         guard let message = try? JSONParser.parse(text), message.object != nil else {
             logger.debug("skipping a message that is not a JSON object", metadata: ["bytes": "\(text.utf8.count)"])
             return
@@ -151,10 +157,10 @@ final class CodexAppServerRPC: Sendable {
             logger.debug("skipping a response to no call of ours", metadata: ["id": "\(message["id"]?.serialized ?? "none")"])
             return
         }
-        deliver(.message(message, bytes: text.utf8.count))
+        await deliver(.message(message, bytes: text.utf8.count), self)
     }
 
-    private func finish(_ end: Failure) {
+    private func finish(_ end: Failure) async {
         let (calls, first) = state.withLock { state -> ([CheckedContinuation<Result<JSONValue, Failure>, Never>], Bool) in
             let first = state.ended == nil
             if first { state.ended = end }
@@ -164,6 +170,6 @@ final class CodexAppServerRPC: Sendable {
         }
         for call in calls { call.resume(returning: .failure(end)) }
         guard first else { return }
-        if case .closed(let error) = end { deliver(.ended(error)) } else { deliver(.ended(nil)) }
+        if case .closed(let error) = end { await deliver(.ended(error), self) } else { await deliver(.ended(nil), self) }
     }
 }

@@ -41,8 +41,8 @@ struct CodexAppServerRPCTests {
     func routing() async throws {
         let link = ScriptedLink()
         let inbox = CodexAppServerInbox()
-        let rpc = CodexAppServerRPC(link: link, logger: logger) { incoming in
-            if case .message(let message, let bytes) = incoming { inbox.put(message, bytes: bytes) }
+        let rpc = CodexAppServerRPC(link: link, logger: logger) { incoming, _ in
+            if case .message(let message, let bytes) = incoming { await inbox.put(message, bytes: bytes) }
         }
         rpc.start()
         async let answer = rpc.call("thread/list", params: [:], timeout: .seconds(5))
@@ -64,7 +64,7 @@ struct CodexAppServerRPCTests {
     @Test("Codex's errors: overloaded and draining are told apart; a hang-up fails the calls waiting")
     func errors() async throws {
         let link = ScriptedLink()
-        let rpc = CodexAppServerRPC(link: link, logger: logger) { _ in }
+        let rpc = CodexAppServerRPC(link: link, logger: logger) { _, _ in }
         rpc.start()
         async let overloaded = outcome(rpc, "turn/start")
         let first = try await link.callID(0)
@@ -86,10 +86,23 @@ struct CodexAppServerRPCTests {
         guard case .failure(.closed) = await cut else { Issue.record("the call did not fail with the connection"); return }
     }
 
-    @Test("a consumer that falls behind loses what overflows, and is told how much")
+    @Test("a full inbox holds the reader up until the consumer takes; while a call waits it drops instead")
+    func inboxBackpressure() async throws {
+        let inbox = CodexAppServerInbox(budget: 100)
+        for index in 0..<2 { await inbox.put(["n": .int(Int64(index))], bytes: 40, mayWait: { true }) }
+        let third = Task { await inbox.put(["n": 2], bytes: 40, mayWait: { true }, recheck: .seconds(30)) }
+        try await Task.sleep(for: .milliseconds(100))
+        guard case .incoming(let first, 0) = try await inbox.next(timeout: .zero) else { Issue.record("nothing"); return }
+        #expect(first.count == 2)
+        await third.value  // the take made room: it went in, nothing was lost
+        guard case .incoming(let second, 0) = try await inbox.next(timeout: .seconds(1)) else { Issue.record("lost"); return }
+        #expect(second == [["n": 2]])
+    }
+
+    @Test("a consumer that falls behind while a call waits loses what overflows, and is told how much")
     func inboxBound() async throws {
         let inbox = CodexAppServerInbox(budget: 100)
-        for index in 0..<5 { inbox.put(["n": .int(Int64(index))], bytes: 40) }
+        for index in 0..<5 { await inbox.put(["n": .int(Int64(index))], bytes: 40) }
         guard case .incoming(let messages, let lost) = try await inbox.next(timeout: .zero) else {
             Issue.record("nothing")
             return

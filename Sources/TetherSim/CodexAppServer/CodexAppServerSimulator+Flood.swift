@@ -21,10 +21,12 @@ extension CodexAppServerSimulator {
                 "item": Shapes.agentMessage(id: item, text: ""), "threadId": .string(thread), "turnId": .string(turn),
                 "startedAtMs": .int(Wire.nowMs),
             ]))
-            for _ in 0..<count {
-                send(Wire.notification("item/agentMessage/delta", [
-                    "threadId": .string(thread), "turnId": .string(turn), "itemId": .string(item), "delta": .string(piece),
-                ]))
+            // One delta's bytes, sent N times: the flood measures the reader, not this writer.
+            let delta = Wire.notification("item/agentMessage/delta", [
+                "threadId": .string(thread), "turnId": .string(turn), "itemId": .string(item), "delta": .string(piece),
+            ]).serialized
+            if let outbound = state.withLock({ $0.connections[connection]?.outbound }) {
+                for _ in 0..<count { outbound.send(delta) }
             }
             let whole = Shapes.agentMessage(id: item, text: String(repeating: piece, count: count))
             send(Wire.notification("item/completed", [
