@@ -24,13 +24,24 @@ public final class EventJournal: Sendable {
     /// Appends and publishes; nil when the duplicate rule dropped it.
     @discardableResult
     public func record(_ event: Event) throws -> LoggedEvent? {
-        let logged: LoggedEvent? = try order.withLock { _ in
-            guard let logged = try log.append(event) else { return nil }
-            broadcast.publish(logged)
+        try record([event])[0]
+    }
+
+    /// Appends a batch in one transaction, then publishes what was logged, in seq order; nil
+    /// for each event the duplicate rule dropped. Nothing is published before its commit.
+    @discardableResult
+    public func record(_ events: [Event]) throws -> [LoggedEvent?] {
+        let logged: [LoggedEvent?] = try order.withLock { _ in
+            let logged = try log.append(events)
+            for case let event? in logged { broadcast.publish(event) }
             return logged
         }
-        if let logged {
-            for observer in observers.withLock({ $0 }) { observer(logged, event) }
+        let observers = observers.withLock { $0 }
+        if !observers.isEmpty {
+            for (logged, event) in zip(logged, events) {
+                guard let logged else { continue }
+                for observer in observers { observer(logged, event) }
+            }
         }
         return logged
     }

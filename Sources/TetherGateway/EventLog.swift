@@ -83,23 +83,34 @@ public final class EventLog: Sendable {
     /// Appends `event` (already stamped with its profile and backend). Returns nil when the
     /// duplicate rule drops it because an equal event is already logged.
     public func append(_ event: Event) throws -> LoggedEvent? {
+        try append([event])[0]
+    }
+
+    /// Appends `events` in order, in one transaction (a stream's batch: one commit, not one per
+    /// event). Each answer is the logged event, or nil where the duplicate rule dropped it —
+    /// an equal event logged before, or earlier in the same batch.
+    public func append(_ events: [Event]) throws -> [LoggedEvent?] {
         var codec = EventCodec()
-        var bytes = codec.encode(event)
-        bytes.removeLast()  // the newline
-        let line = String(decoding: bytes, as: UTF8.self)
-        let key = EventDedupKey.key(for: event)
-        return try pool.write { db -> LoggedEvent? in
+        let rows = events.map { event -> (event: Event, line: String, key: String?) in
+            var bytes = codec.encode(event)
+            bytes.removeLast()  // the newline
+            return (event, String(decoding: bytes, as: UTF8.self), EventDedupKey.key(for: event))
+        }
+        return try pool.write { db -> [LoggedEvent?] in
             // Looked up first rather than INSERT OR IGNORE, which would spend a seq on a duplicate.
-            if let key, try Bool.fetchOne(db, sql: """
+            let seen = try db.cachedStatement(sql: """
                 SELECT EXISTS(SELECT 1 FROM event WHERE dedup_key = ?1) OR EXISTS(SELECT 1 FROM retired_dedup WHERE key = ?1)
-                """, arguments: [key]) == true {
-                return nil
-            }
-            try db.execute(sql: """
+                """)
+            let insert = try db.cachedStatement(sql: """
                 INSERT INTO event (ts, type, profile, session, dedup_key, line) VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [event.ts, event.type.rawValue, event.profile, event.session, key, line])
-            return LoggedEvent(seq: db.lastInsertedRowID, type: event.type.rawValue, profile: event.profile,
-                               session: event.session, line: line)
+                """)
+            return try rows.map { row -> LoggedEvent? in
+                if let key = row.key, try Bool.fetchOne(seen, arguments: [key]) == true { return nil }
+                let event = row.event
+                try insert.execute(arguments: [event.ts, event.type.rawValue, event.profile, event.session, row.key, row.line])
+                return LoggedEvent(seq: db.lastInsertedRowID, type: event.type.rawValue, profile: event.profile,
+                                   session: event.session, line: row.line)
+            }
         }
     }
 

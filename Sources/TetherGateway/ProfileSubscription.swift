@@ -50,8 +50,9 @@ struct ProfileSubscription: Sendable {
             let catchUp = catchingUp ? Task { await self.catchUp() } : nil
             defer { catchUp?.cancel() }
             do {
-                for try await event in makeStream() {
-                    record(event, owner: owner)
+                // The stream's batches are the log's transactions: one commit for what arrived together.
+                for try await batch in makeStream().batches {
+                    record(batch, owner: owner)
                 }
                 if untilDone { return }
                 logger.info("subscription ended; restarting", metadata: ["profile": "\(profile.name)", "stream": "\(label)"])
@@ -72,9 +73,18 @@ struct ProfileSubscription: Sendable {
     /// Appends one event. `owner` is the job a job follower follows; a session follower's events
     /// of a job that has its own follower are dropped, so the job's deltas are not logged twice.
     func record(_ event: Event, owner: String? = nil) {
-        if owner == nil, let turn = event.turn, sessionFollows.ownsJob(turn) { return }
-        let stamped = profile.stamp(event)
-        if stamped.type == .connectionState { profile.noteConnection(stamped.data) }
+        record([event], owner: owner)
+    }
+
+    /// Appends a stream's batch, in one transaction.
+    func record(_ events: [Event], owner: String? = nil) {
+        let stamped = events.compactMap { event -> Event? in
+            if owner == nil, let turn = event.turn, sessionFollows.ownsJob(turn) { return nil }
+            let stamped = profile.stamp(event)
+            if stamped.type == .connectionState { profile.noteConnection(stamped.data) }
+            return stamped
+        }
+        guard !stamped.isEmpty else { return }
         do {
             try journal.record(stamped)
         } catch {

@@ -55,6 +55,20 @@ import TetherCore
         #expect(all.count == 9)
     }
 
+    /// A stream's batch is one transaction: seqs in order, the duplicate rule applied inside the
+    /// batch and against what was logged before, the same rows as appending one by one.
+    @Test func aBatchIsAppendedInOrderWithTheDuplicateRule() throws {
+        let log = try Self.open(Self.temporaryPath())
+        #expect(try log.append(Self.part(.partCompleted, part: "p0")) != nil)
+        let batch = [Self.part(.partDelta, part: "p1"), Self.part(.partCompleted, part: "p1"), Self.part(.partCompleted, part: "p0"),
+                     Self.part(.partCompleted, part: "p1", text: "again"), Self.part(.partDelta, part: "p1")]
+        let logged = try log.append(batch)
+        #expect(logged.map { $0 == nil } == [false, false, true, true, false])
+        #expect(logged.compactMap { $0?.seq } == [2, 3, 4])
+        #expect(try log.events(after: 0).map(\.type) == ["part.completed", "part.delta", "part.completed", "part.delta"])
+        #expect(try log.append([]).isEmpty)
+    }
+
     @Test func theStoredFormIsTheSchemaV1Line() throws {
         let log = try Self.open(Self.temporaryPath())
         let event = Self.part(.partCompleted, part: "p1", text: "line one\nline two")
