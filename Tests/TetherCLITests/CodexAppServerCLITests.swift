@@ -138,6 +138,22 @@ import TetherSim
         }
     }
 
+    /// A server draining after SIGTERM refuses new turns: said as such (retryable, exit 69), and
+    /// reads still work.
+    @Test func aDrainingServerIsSaidToBeShuttingDown() async throws {
+        try await withServer { simulator, _, global in
+            let session = try await TetherProcess.createSession(global, environment: env)
+            let first = try await TetherProcess.run(["send", session, "hello", "--follow"] + global, environment: env)
+            #expect(first.status == 0, "\(first.stderr)")
+            simulator.beginDrain()
+            let refused = try await TetherProcess.run(["send", session, "more"] + global, environment: env)
+            #expect(refused.status == 69, "\(refused.stderr)")
+            #expect(refused.stderr.contains("shutting down"))
+            let history = try await TetherProcess.run(["history", session] + global, environment: env)
+            #expect(history.status == 0, "\(history.stderr)")
+        }
+    }
+
     /// The link cut mid-turn and while an approval waits (the ws server keeps both): the stream
     /// reconnects and each part, approval and turn comes once.
     @Test func aCutLinkLosesNothingAndRepeatsNothing() async throws {
