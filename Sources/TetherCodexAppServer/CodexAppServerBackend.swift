@@ -81,7 +81,7 @@ public struct CodexAppServerBackend: Backend {
     }
 
     public let kind = BackendKind.codex
-    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort]
+    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort, .questions]
 
     let configuration: Configuration
     let logger: Logger
@@ -306,7 +306,9 @@ public struct CodexAppServerBackend: Backend {
             throw TetherError(.usage, "\"\(id)\" is not a Codex approval id (THREAD~REQUEST~KIND~TURN~ITEM, as approval.requested prints it)")
         }
         try requireLongLived("`tether approve`")
-        let result = try CodexDecision.result(for: answer, kind: approval.kind)
+        // A question's answer needs its questions' ids, which come with the request itself.
+        // (Typed: JSONValue takes a nil literal as null.)
+        let decided: JSONValue? = approval.kind == .userInput ? Optional.none : try CodexDecision.result(for: answer, kind: approval.kind)
         let subscription = try await hub.subscribe()
         defer { hub.unsubscribe(subscription.id) }
         let client = subscription.connection.client
@@ -314,10 +316,12 @@ public struct CodexAppServerBackend: Backend {
         // request is still waiting only if it comes, with its id and item. Request ids restart
         // at 0 in a new app-server process, so the id alone could answer a request nobody saw.
         _ = try await resume(client, thread: approval.thread)
-        guard try await awaitRequest(approval, in: subscription.inbox) else {
+        guard let request = try await awaitRequest(approval, in: subscription.inbox) else {
             throw TetherError(.notFound, "approval \(id) is no longer pending: Codex did not ask it again when its thread was resumed",
                               hint: "it was answered, or its turn ended; `tether approvals` lists what is pending")
         }
+        let result = try decided ?? CodexDecision.userInputResult(for: answer, questions: request["params"]?["questions"]?.array ?? [])
+        logger.debug("answering a Codex request", metadata: ["approval": "\(id)", "result": "\(result.serialized)"])
         answers.record(answer.decision, for: id)
         do {
             try await client.respond(to: approval.request, result: result, doing: "answering approval \(id)")
@@ -335,24 +339,24 @@ public struct CodexAppServerBackend: Backend {
         return .approvalResolved(id: id, session: approval.session, turn: approval.turn, decision: answer.decision.rawValue)
     }
 
-    /// Whether `approval`'s request arrives within the settle time (at most four times it).
-    private func awaitRequest(_ approval: CodexApprovalID, in inbox: CodexAppServerInbox) async throws -> Bool {
+    /// `approval`'s request, if it arrives within the settle time (at most four times it).
+    private func awaitRequest(_ approval: CodexApprovalID, in inbox: CodexAppServerInbox) async throws -> JSONValue? {
         let deadline = ContinuousClock.now + configuration.settle * 4
         while ContinuousClock.now < deadline {
             switch try await inbox.next(timeout: deadline - .now) {
             case .ended, .timedOut:
-                return false
+                return nil
             case .incoming(let messages, _):
                 for message in messages {
                     guard let request = message["id"], CodexApprovalID.token(for: request) == CodexApprovalID.token(for: approval.request),
                           CodexApprovalID.Kind(method: message["method"]?.string ?? "") == approval.kind,
                           message["params"]?["threadId"]?.string == approval.thread else { continue }
                     if let item = approval.item, message["params"]?["itemId"]?.string != item { continue }
-                    return true
+                    return message
                 }
             }
         }
-        return false
+        return nil
     }
 
     /// Whether Codex confirms `approval` was resolved (`serverRequest/resolved` for its request, or

@@ -538,11 +538,11 @@ public struct CodexAppServerMapper: Sendable {
             return Approval(id: approvalID.string, session: session, turn: turn, kind: .permission, title: "Grant permissions",
                             reason: reason, options: [], risk: .medium, extra: extra)
         case .userInput:
-            let questions = p["questions"]?.array ?? []
+            let questions = (p["questions"]?.array ?? []).map(CodexDecision.question)
             if !questions.isEmpty { extra["questions"] = .array(questions) }
             let title = questions.first.flatMap { $0["question"]?.string ?? $0["header"]?.string } ?? "Codex asks a question"
             return Approval(id: approvalID.string, session: session, turn: turn, kind: .question, title: title,
-                            reason: reason, options: [], risk: .low, extra: extra)
+                            reason: reason, options: [.accept, .decline], risk: .low, extra: extra)
         }
     }
 

@@ -58,6 +58,39 @@ public enum CodexDecision {
         }
     }
 
+    /// A `requestUserInput` question as the domain's questions read (`QuestionForm`): `{id,
+    /// question, header, options:[{label, description}], multiple:false, custom}` — `custom` is
+    /// Codex's `isOther` (text of one's own is taken), `secret` its `isSecret`.
+    public static func question(_ question: JSONValue) -> JSONValue {
+        .object(.compact([
+            "id": JSONValue(question["id"]?.string), "question": JSONValue(question["question"]?.string),
+            "header": JSONValue(question["header"]?.string),
+            "options": .array((question["options"]?.array ?? []).map { option in
+                .object(.compact(["label": JSONValue(option["label"]?.string), "description": JSONValue(option["description"]?.string)]))
+            }),
+            "multiple": false, "custom": .bool(question["isOther"]?.bool ?? false), "secret": .bool(question["isSecret"]?.bool ?? false),
+        ]))
+    }
+
+    /// The answer to a `requestUserInput` request asking `questions` (its params' `questions`):
+    /// `{answers: {QUESTION_ID: {answers: [..]}}}`, the answer's lists in the questions' order.
+    /// Declined (or cancelled): no answers.
+    public static func userInputResult(for answer: ApprovalAnswer, questions: [JSONValue]) throws -> JSONValue {
+        guard answer.decision == .accept else { return ["answers": [:]] }
+        let ids = questions.compactMap { $0["id"]?.string }
+        guard !ids.isEmpty else {
+            throw TetherError(.badData, "Codex asked a question without question ids; it cannot be answered")
+        }
+        guard answer.answers.count == ids.count, answer.answers.allSatisfy({ !$0.isEmpty }) else {
+            let asked = questions.enumerated().map { "\($0.offset + 1). \($0.element["question"]?.string ?? "?")" }.joined(separator: "; ")
+            throw TetherError(.usage, "Codex asks \(ids.count) question\(ids.count == 1 ? "" : "s") (\(asked)) and got \(answer.answers.count) answer\(answer.answers.count == 1 ? "" : "s")",
+                              hint: "answer each with --answer CHOICE (or N=CHOICE), or dismiss it with --decision decline")
+        }
+        var answers: JSONObject = [:]
+        for (id, chosen) in zip(ids, answer.answers) { answers[id] = ["answers": JSONValue(chosen)] }
+        return ["answers": .object(answers)]
+    }
+
     /// The decision of an approval that was answered in a way the wire does not say
     /// (`serverRequest/resolved` from another client).
     public static let undetermined = "unknown"

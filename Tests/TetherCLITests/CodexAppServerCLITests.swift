@@ -96,6 +96,28 @@ import TetherSim
         }
     }
 
+    /// Codex asks with `item/tool/requestUserInput`: a question approval, answered by its
+    /// choice from a fresh process (`--answer`), or dismissed (`--decision decline`).
+    @Test func aQuestionIsAnsweredFromAFreshProcess() async throws {
+        try await withServer { _, _, global in
+            let session = try await TetherProcess.createSession(global, environment: env)
+            let send = try TetherProcess(["send", session, "a question please", "--follow"] + global, environment: env)
+            let asked = try await send.waitForEvent(.approvalRequested)
+            #expect(asked.data["kind"] == "question")
+            #expect(asked.data["questions"]?[0]?["options"]?[1]?["label"] == "right")
+            let answered = try await TetherProcess.run(["approve", "last", "--answer", "2"] + global, environment: env)
+            #expect(answered.status == 0, "\(answered.stderr)")
+            let result = try await send.finish()
+            #expect(try result.events().contains { $0.type == .partCompleted && $0.data["text"] == "Fake model reply. You answered: right" })
+
+            let again = try TetherProcess(["send", session, "another question please", "--follow"] + global, environment: env)
+            _ = try await again.waitForEvent(.approvalRequested)
+            let dismissed = try await TetherProcess.run(["approve", "last", "--decision", "decline"] + global, environment: env)
+            #expect(dismissed.status == 0, "\(dismissed.stderr)")
+            #expect(try await again.finish().events().contains { $0.type == .partCompleted && $0.data["text"] == "Fake model reply. You answered: " })
+        }
+    }
+
     /// An approval answered a second time, or one that never was, is refused without sending.
     @Test func anApprovalNoLongerPendingIsRefused() async throws {
         try await withServer { _, _, global in

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TetherCore
 @testable import TetherCodexAppServer
+import TetherCodexProtocol
 
 /// A link whose server side is the test: what Tether sends is recorded, what the "server"
 /// says is queued for `receive`.
@@ -131,5 +132,26 @@ func outcome(_ rpc: CodexAppServerRPC, _ method: String) async -> Result<JSONVal
         return .success(try await rpc.call(method, params: [:], timeout: .seconds(5)))
     } catch {
         return .failure(error)
+    }
+}
+
+@Suite("codex questions: requestUserInput's answer")
+struct CodexQuestionAnswerTests {
+    let questions: [JSONValue] = [["id": "q1", "question": "Which way?"], ["id": "q2", "question": "How fast?"]]
+
+    @Test("each question's choices under its id; a decline answers nothing; a missing answer is a usage error")
+    func answers() throws {
+        let result = try CodexDecision.userInputResult(for: ApprovalAnswer(decision: .accept, answers: [["left"], ["slow", "steady"]]),
+                                                       questions: questions)
+        #expect(result == ["answers": ["q1": ["answers": ["left"]], "q2": ["answers": ["slow", "steady"]]]])
+        #expect(try CodexDecision.userInputResult(for: ApprovalAnswer(decision: .decline), questions: questions) == ["answers": [:]])
+        #expect(throws: TetherError.self) {
+            try CodexDecision.userInputResult(for: ApprovalAnswer(decision: .accept, answers: [["left"]]), questions: questions)
+        }
+        // Codex's question shape, as the CLI's question form reads questions.
+        let shown = CodexDecision.question(["id": "q1", "header": "H", "question": "Q", "isOther": true, "isSecret": false,
+                                            "options": [["label": "a", "description": "d"]]])
+        #expect(shown["options"]?[0]?["label"] == "a")
+        #expect(shown["custom"] == true)
     }
 }
