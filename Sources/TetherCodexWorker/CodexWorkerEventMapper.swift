@@ -89,7 +89,7 @@ struct CodexWorkerEventMapper {
     static func cursorPrefix(job: String) -> String { job + ":" }
 
     /// `prefix` and the seq's digits, written straight into the new string (one allocation, no
-    /// string made for the digits and appended: that was about 400 instructions an envelope).
+    /// string made for the digits and appended: bench/PROFILE.md).
     static func cursor(prefix: String, seq: Int64) -> String {
         guard seq >= 0 else { return prefix + String(seq) }
         var digits = 1

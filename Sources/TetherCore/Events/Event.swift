@@ -17,8 +17,8 @@ public struct Event: Sendable, Equatable {
         storage = Storage(type: type, ts: ts, session: session, turn: turn, part: part, cursor: cursor, data: data, raw: raw)
     }
 
-    /// The wall clock, epoch milliseconds (rounded). Read from the system clock itself: `Date()`
-    /// took about 60 instructions more, for every event a mapper makes.
+    /// The wall clock, epoch milliseconds (rounded). Read from the system clock itself rather
+    /// than through `Date()`: every event a mapper makes asks (bench/PROFILE.md).
     public static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)

@@ -5,8 +5,8 @@
 /// copy into room that is already there. A writer is a value: a copy shares the memory until
 /// either writes, and each public write checks that once (copy on write), not each byte and
 /// piece it appends. (An array's append checked its uniqueness and capacity once per piece and
-/// per byte, and its `append(contentsOf:)` cost about 90 instructions a call; writing through
-/// the array's subscript still checked uniqueness and bounds some thirty times a line.)
+/// per byte, and writing through the array's subscript still checked uniqueness and bounds
+/// many times a line: bench/PROFILE.md has the numbers.)
 public struct JSONWriter: @unchecked Sendable {  // the memory is changed only when `owner` is unique
     /// Owns the memory (frees it when the last writer sharing it goes) and says whether it is shared.
     private final class Owner {
@@ -243,8 +243,8 @@ public struct JSONWriter: @unchecked Sendable {  // the memory is changed only w
 
     /// Copies `count` bytes between buffers that do not overlap. Most pieces of a line are a
     /// few bytes (`,"part":`, a kind, an id): those are copied a word at a time, overlapping,
-    /// where a call to `memmove` cost more than the copy (about 35 instructions a call,
-    /// nearly 20 calls a line); longer ones go to `memmove`.
+    /// where a call to `memmove` cost more than the copy (bench/PROFILE.md); longer ones go to
+    /// `memmove`.
     @inline(__always)
     static func copy(_ source: UnsafePointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>, count: Int) {
         let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(destination)

@@ -28,7 +28,7 @@ public enum WordHash {
     /// already stands for the key: the word mixed with the table's seed by MurmurHash3's 64-bit
     /// finalizer, every bit of both reaching every bit of the result, the low bits a table uses
     /// included. Seeding, feeding and finalizing `Hasher`'s SipHash for one word cost more than
-    /// the lookup it served, several times a frame (bench/PROFILE.md, part fourteen).
+    /// the lookup it served, several times a frame (bench/PROFILE.md).
     @inline(__always)
     public static func tableHash(_ word: UInt64, seed: Int) -> Int {
         var mixed = word ^ UInt64(bitPattern: Int64(seed))

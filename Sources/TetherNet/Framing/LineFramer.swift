@@ -163,12 +163,3 @@ extension UInt8 {
     fileprivate static let cr = UInt8(ascii: "\r")
 }
 
-extension UnsafeRawBufferPointer {
-    /// The first index at or after `start` holding `byte`, found with `memchr`.
-    fileprivate func firstIndex(of byte: UInt8, from start: Int) -> Int? {
-        guard let base = baseAddress, start < count,
-              let found = memchr(base + start, Int32(byte), count - start)
-        else { return nil }
-        return UnsafeRawPointer(found) - base
-    }
-}

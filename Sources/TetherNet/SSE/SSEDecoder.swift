@@ -367,14 +367,6 @@ extension UInt8 {
 }
 
 extension UnsafeRawBufferPointer {
-    /// The first index at or after `start` holding `byte`, found with `memchr`.
-    fileprivate func firstIndex(of byte: UInt8, from start: Int) -> Int? {
-        guard let base = baseAddress, start < count,
-              let found = memchr(base + start, Int32(byte), count - start)
-        else { return nil }
-        return UnsafeRawPointer(found) - base
-    }
-
     /// Whether these bytes spell `name` exactly.
     fileprivate func equals(_ name: StaticString) -> Bool {
         guard count == name.utf8CodeUnitCount else { return false }
