@@ -1,4 +1,5 @@
 import Logging
+import TetherAdapterSupport
 import TetherCodexProtocol
 import TetherCore
 import TetherNet
@@ -33,47 +34,31 @@ struct CodexAppServerEventStream: Sendable {
             try await outbox.flush()
             return
         }
-        var policy = ReconnectPolicy(configuration: configuration.reconnect)
-        var attempt = 1
-        try await execute(machine.connecting(attempt: attempt, at: Event.now()), &machine, nil, outbox)
-        try await outbox.flush()
-        while true {
-            try Task.checkCancellation()
-            policy.connecting()
-            let failure: ReconnectPolicy.Failure
-            let reason: String
-            do {
-                let subscription = try await backend.hub.subscribe()
-                defer { backend.hub.unsubscribe(subscription.id) }
-                policy.connected(at: .now)
-                policy.madeProgress()
-                try await live(subscription.connection.client, subscription.inbox, &machine, outbox)
-                if machine.isDone { return }
-                failure = .streamEnded
-                reason = "the app-server closed the connection"
-            } catch let error as TetherError where error.retryable || error.code == .unavailable || error.code == .timeout {
-                try await outbox.flush()
-                failure = .transportError
-                reason = error.message
-            } catch let error as NetError {
-                try await outbox.flush()
-                failure = .transportError
-                reason = error.tetherError(service: "codex app-server").message
-            }
-            switch policy.failed(failure, at: .now) {
-            case .reconnect(let delay, let next):
-                attempt = next
+        let loop = ReconnectLoop(policy: configuration.reconnect, service: "codex app-server", endpoint: configuration.endpoint,
+                                 profile: configuration.profile)
+        try await loop.run(closed: "the app-server closed the connection") { step in
+            let now = Event.now()
+            switch step {
+            case .connecting(let attempt):
+                try await execute(machine.connecting(attempt: attempt, at: now), &machine, nil, outbox)
+            case .reconnecting(let reason, let delay, let attempt):
                 logger.info("codex app-server stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
-                try await execute(machine.disconnected(reason: reason, retryIn: delay, attempt: attempt, at: Event.now()),
-                                  &machine, nil, outbox)
-                try await outbox.flush()
-                try await Task.sleep(for: delay)
-            case .stop(let why):
-                try await execute(machine.gaveUp(reason: reason, at: Event.now()), &machine, nil, outbox)
-                try await outbox.flush()
-                throw TetherError(.unavailable, "gave up on codex app-server at \(configuration.endpoint) (\(why)): \(reason)",
-                                  hint: "`tether check -p \(configuration.profile)` tests the connection", retryable: true)
+                try await execute(machine.disconnected(reason: reason, retryIn: delay, attempt: attempt, at: now), &machine, nil, outbox)
+            case .gaveUp(let reason):
+                try await execute(machine.gaveUp(reason: reason, at: now), &machine, nil, outbox)
             }
+            try await outbox.flush()
+        } connection: { connected in
+            let subscription = try await backend.hub.subscribe()
+            defer { backend.hub.unsubscribe(subscription.id) }
+            connected()
+            do {
+                try await live(subscription.connection.client, subscription.inbox, &machine, outbox)
+            } catch {
+                try await outbox.flush()
+                throw error
+            }
+            return machine.isDone
         }
     }
 

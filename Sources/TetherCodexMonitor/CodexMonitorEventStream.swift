@@ -1,5 +1,6 @@
 import TetherCodexProtocol
 import Logging
+import TetherAdapterSupport
 import TetherCore
 import TetherNet
 
@@ -60,50 +61,39 @@ struct CodexMonitorEventStream: Sendable {
             return
         }
 
-        var policy = ReconnectPolicy(configuration: configuration.reconnect)
-        var attempt = 1
         var between: Link? = nil
-        try await execute(machine.connecting(attempt: attempt, at: Event.now()), &machine, &between, outbox)
+        let loop = ReconnectLoop(policy: configuration.reconnect, service: "CodexMonitor", endpoint: configuration.endpoint,
+                                 profile: configuration.profile)
         // Each link event goes out before the wait it announces (a connect and auth of up to
         // 70 s, a backoff of up to 30 s), not when the next one fails.
-        try await outbox.flush()
-        while true {
-            try Task.checkCancellation()
-            policy.connecting()
-            let failure: ReconnectPolicy.Failure
-            let reason: String
-            do {
-                let client = try await backend.open()
-                defer { client.close() }
-                policy.connected(at: .now)
-                // Connected and authenticated: the daemon is up and answering, so the next drop
-                // is a fresh failure and the schedule starts over. Counting only connections that
-                // brought a notification, a quiet daemon restarted now and then climbed to the cap.
-                policy.madeProgress()
-                var link: Link? = Link(client: client)
-                try await live(&link, &machine, outbox)
-                if machine.isDone { return }
-                failure = .streamEnded
-                reason = "the daemon closed the connection"
-            } catch let error as TetherError where error.retryable || error.code == .unavailable || error.code == .timeout {
-                try await outbox.flush()
-                failure = .transportError
-                reason = error.message
-            }
-            switch policy.failed(failure, at: .now) {
-            case .reconnect(let delay, let next):
-                attempt = next
+        try await loop.run(closed: "the daemon closed the connection") { step in
+            let now = Event.now()
+            switch step {
+            case .connecting(let attempt):
+                try await execute(machine.connecting(attempt: attempt, at: now), &machine, &between, outbox)
+            case .reconnecting(let reason, let delay, let attempt):
                 logger.info("CodexMonitor stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
-                try await execute(machine.disconnected(reason: reason, retryIn: delay, attempt: attempt, at: Event.now()),
+                try await execute(machine.disconnected(reason: reason, retryIn: delay, attempt: attempt, at: now),
                                   &machine, &between, outbox)
-                try await outbox.flush()
-                try await Task.sleep(for: delay)
-            case .stop(let why):
-                try await execute(machine.gaveUp(reason: reason, at: Event.now()), &machine, &between, outbox)
-                try await outbox.flush()
-                throw TetherError(.unavailable, "gave up on CodexMonitor at \(configuration.endpoint) (\(why)): \(reason)",
-                                  hint: "`tether check -p \(configuration.profile)` tests the connection", retryable: true)
+            case .gaveUp(let reason):
+                try await execute(machine.gaveUp(reason: reason, at: now), &machine, &between, outbox)
             }
+            try await outbox.flush()
+        } connection: { connected in
+            let client = try await backend.open()
+            defer { client.close() }
+            // Connected and authenticated: the daemon is up and answering, so the next drop
+            // is a fresh failure and the schedule starts over. Counting only connections that
+            // brought a notification, a quiet daemon restarted now and then climbed to the cap.
+            connected()
+            var link: Link? = Link(client: client)
+            do {
+                try await live(&link, &machine, outbox)
+            } catch {
+                try await outbox.flush()
+                throw error
+            }
+            return machine.isDone
         }
     }
 
