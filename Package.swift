@@ -79,11 +79,16 @@ let package = Package(
             "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Gateway: `tether serve` — the durable event log (SQLite) and the HTTP API over every profile.
+        // The page's files and the OpenAPI document are real files under Page/, compiled into the
+        // binary as byte arrays (`PackageResources.<file_name>`): one binary, nothing else on disk.
         .target(name: "TetherGateway", dependencies: [
             "TetherCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
+        ], resources: [
+            .embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/app.css"),
+            .embedInCode("Page/icon.svg"), .embedInCode("Page/openapi.json"),
         ], swiftSettings: strict),
         // jemalloc's settings for the binary (one arena, freed pages returned quickly).
         .target(name: "CMallocSettings"),

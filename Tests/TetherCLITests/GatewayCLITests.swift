@@ -339,6 +339,26 @@ import Glibc
         }
     }
 
+    /// The page's files and the OpenAPI document live in Sources/TetherGateway/Page and are
+    /// embedded at build time: what the binary serves is each committed file, byte for byte.
+    @Test func theServedAssetsAreTheCommittedFilesByteForByte() async throws {
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/TetherGateway/Page").standardized
+        try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": "page-test-token"]) { gateway in
+            try await gateway.start()
+            for (path, file, auth) in [("/v1/openapi.json", "openapi.json", true), ("/", "index.html", false),
+                                       ("/app.js", "app.js", false), ("/app.css", "app.css", false), ("/icon.svg", "icon.svg", false)] {
+                let committed = try Data(contentsOf: page.appendingPathComponent(file))
+                let reply = try await gateway.get(path, headers: auth ? ["Authorization: Bearer page-test-token"] : [])
+                #expect(reply.status == 200, "\(path)")
+                #expect(Array(reply.body.utf8) == Array(committed), "\(path) is not Page/\(file) byte for byte")
+            }
+            let document = try await gateway.get("/v1/openapi.json", headers: ["Authorization: Bearer page-test-token"])
+            #expect(document.headers["content-type"]?.hasPrefix("application/json") == true)
+            #expect(document.json?["openapi"]?.string == "3.1.0")
+        }
+    }
+
     /// A running `tether serve -p w` over a Codex Worker simulator (profile `w`).
     func withGatewayOverAWorker(_ body: (GatewayFixture, CodexWorkerSimulator) async throws -> Void) async throws {
         let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })

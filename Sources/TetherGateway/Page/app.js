@@ -1,7 +1,3 @@
-extension PageAssets {
-    /// The page's behaviour. Every URL is relative (the page is often behind a tunnel or a proxy
-    /// under a path prefix); every value from the API goes into the DOM as text, never as HTML.
-    static let javascript = ##"""
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
@@ -642,5 +638,3 @@ extension PageAssets {
     start();
   });
 })();
-"""##
-}
