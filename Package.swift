@@ -88,7 +88,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], resources: [
             .embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/app.css"),
-            .embedInCode("Page/icon.svg"), .embedInCode("Page/openapi.json"),
+            .embedInCode("Page/icon.svg"), .embedInCode("Page/icon-192.png"), .embedInCode("Page/icon-512.png"),
+            .embedInCode("Page/manifest.webmanifest"), .embedInCode("Page/sw.js"), .embedInCode("Page/openapi.json"),
         ], swiftSettings: strict),
         // jemalloc's settings for the binary (one arena, freed pages returned quickly).
         .target(name: "CMallocSettings"),

@@ -18,6 +18,11 @@ enum PageAssets {
         "/app.js": Asset(contentType: "text/javascript; charset=utf-8", body: PackageResources.app_js),
         "/app.css": Asset(contentType: "text/css; charset=utf-8", body: PackageResources.app_css),
         "/icon.svg": Asset(contentType: "image/svg+xml", body: PackageResources.icon_svg),
+        "/icon-192.png": Asset(contentType: "image/png", body: PackageResources.icon_192_png),
+        "/icon-512.png": Asset(contentType: "image/png", body: PackageResources.icon_512_png),
+        "/manifest.webmanifest": Asset(contentType: "application/manifest+json", body: PackageResources.manifest_webmanifest),
+        // At the page's own level, so its scope is the page (also under a proxy's prefix).
+        "/sw.js": Asset(contentType: "text/javascript; charset=utf-8", body: PackageResources.sw_js),
     ]
 
     /// The OpenAPI 3.1 document of the v1 API, served as is at `GET /v1/openapi.json` (with auth).
@@ -27,7 +32,7 @@ enum PageAssets {
     /// Only this origin, no inline code: an injected string can never run as script.
     static let contentSecurityPolicy =
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-        + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+        + "manifest-src 'self'; worker-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
     static func response(_ asset: Asset) -> Response {
         var headers = HTTPFields()

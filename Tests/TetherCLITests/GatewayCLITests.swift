@@ -347,7 +347,8 @@ import Glibc
         try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": "page-test-token"]) { gateway in
             try await gateway.start()
             for (path, file, auth) in [("/v1/openapi.json", "openapi.json", true), ("/", "index.html", false),
-                                       ("/app.js", "app.js", false), ("/app.css", "app.css", false), ("/icon.svg", "icon.svg", false)] {
+                                       ("/app.js", "app.js", false), ("/app.css", "app.css", false), ("/icon.svg", "icon.svg", false),
+                                       ("/sw.js", "sw.js", false), ("/manifest.webmanifest", "manifest.webmanifest", false)] {
                 let committed = try Data(contentsOf: page.appendingPathComponent(file))
                 let reply = try await gateway.get(path, headers: auth ? ["Authorization: Bearer page-test-token"] : [])
                 #expect(reply.status == 200, "\(path)")
@@ -356,6 +357,19 @@ import Glibc
             let document = try await gateway.get("/v1/openapi.json", headers: ["Authorization: Bearer page-test-token"])
             #expect(document.headers["content-type"]?.hasPrefix("application/json") == true)
             #expect(document.json?["openapi"]?.string == "3.1.0")
+            // The icons are binary: downloaded to a file and compared as bytes.
+            for size in [192, 512] {
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("tether-icon-\(UUID().uuidString).png")
+                defer { try? FileManager.default.removeItem(at: file) }
+                let type = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", file.path, "-w", "%{http_code} %{content_type}", gateway.url + "/icon-\(size).png"])
+                #expect(type == "200 image/png", "\(type)")
+                #expect(try Data(contentsOf: file) == Data(contentsOf: page.appendingPathComponent("icon-\(size).png")), "icon-\(size).png")
+            }
+            // The page's CSP lets it load its manifest and register its service worker, nothing else.
+            let csp = try await gateway.get("/").headers["content-security-policy"] ?? ""
+            #expect(csp.contains("manifest-src 'self'") && csp.contains("worker-src 'self'") && csp.contains("default-src 'none'"))
+            // The page offers "Log out" only when there are tokens to log in with.
+            #expect(try await gateway.get("/v1/health").json?["auth"] == "token")
         }
     }
 
@@ -494,6 +508,8 @@ import Glibc
             try await gateway.start()
             let port = URL(string: gateway.url)?.port ?? 0
             #expect(try await gateway.get("/v1/profiles").status == 200)
+            // Nothing to log out of: the page hides "Log out".
+            #expect(try await gateway.get("/v1/health").json?["auth"] == "none")
             #expect(try await gateway.get("/v1/profiles", headers: ["Origin: \(gateway.url)"]).status == 200)
             let crossSite = try await gateway.post("/v1/profiles/oc/sessions", json: "{}", headers: ["Origin: https://evil.example"])
             #expect(crossSite.status == 403 && crossSite.body.contains("evil.example"), "\(crossSite.body)")
