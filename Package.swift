@@ -37,6 +37,8 @@ let package = Package(
         // C shims over the system libraries: typed wrappers for variadic and macro APIs.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2", providers: [.apt(["libssh2-1-dev"])]),
+        // The QR code of `tether pair`'s link, drawn on the terminal.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // The bounded batch hand-off every stream uses (network threads, adapters, the CLI).
         .target(name: "TetherStreaming", swiftSettings: strict),
@@ -95,7 +97,7 @@ let package = Package(
         .target(name: "CMallocSettings"),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "CMallocSettings", "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH", "TetherGateway",
+            "CMallocSettings", "CQREncode", "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherNotification", "TetherSSH", "TetherGateway",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict,

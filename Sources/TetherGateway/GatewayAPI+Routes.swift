@@ -14,6 +14,7 @@ extension GatewayAPI {
         router.get("/v1/health") { _, _ in health() }
         router.post("/v1/login") { request, context in try await login(request, context: context) }
         router.post("/v1/logout") { request, context in try await logout(request, context: context) }
+        router.post("/v1/pair") { request, context in try await pair(request, context: context) }
         router.get("/v1/openapi.json") { _, _ in JSONResponse.bytes(PageAssets.openAPI) }
 
         router.get("/v1/profiles") { _, _ in listProfiles() }

@@ -759,6 +759,53 @@ def logout(page):
     check("logging in again after Log out shows the profiles", bool(page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=oc]")))
 
 
+def new_browser(width, height, work):
+    """A fresh browser: its own profile, no cookies."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=%d,%d" % (width, height),
+                 "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
+        options.add_argument(flag)
+    service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"), log_output=os.path.join(work, "chromedriver-pair.log"),
+                      env={**os.environ, "TMPDIR": work})
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 1000})
+    return driver
+
+
+@scenario("pairing")
+def pairing(page, work):
+    """`tether pair` beside the running gateway: its link logs a fresh browser in once; the same
+    link fails the second time."""
+    gateway = page.gateway
+    for width, height in [(390, 844), (1280, 800)]:
+        env = dict(os.environ, PAGE_TOKEN=TOKEN, CW_TOKEN=CW_TOKEN, XDG_STATE_HOME=os.path.join(gateway.work, "state"))
+        run = subprocess.run([TETHER, "--config", gateway.config, "pair", "--listen", "127.0.0.1:%d" % page.proxy.port, "--db", gateway.db],
+                             capture_output=True, text=True, env=env, timeout=30)
+        link = run.stdout.strip()
+        check("%d×%d: tether pair prints the link on stdout and a QR code on stderr" % (width, height),
+              run.returncode == 0 and link.startswith(page.url + "#pair=") and "\u2588" in run.stderr, run.stderr[-300:])
+        check("%d×%d: the link carries a one-time code, not the token" % (width, height), TOKEN not in link and TOKEN not in run.stderr)
+        first = new_browser(width, height, work)
+        try:
+            first.get(link)
+            wait_for("the paired browser's main view", lambda: first.execute_script(
+                "return !document.getElementById('app').hidden && document.querySelectorAll('#profile-list [data-profile]').length > 0;"), timeout=20)
+            check("%d×%d: the link logs a fresh browser in, with no token typed" % (width, height),
+                  first.execute_script("return document.getElementById('login').hidden;"))
+            check("%d×%d: the code is gone from the address bar" % (width, height), "pair=" not in first.current_url, first.current_url)
+        finally:
+            first.quit()
+        second = new_browser(width, height, work)
+        try:
+            second.get(link)
+            message = wait_for("the refusal", lambda: second.execute_script(
+                "const e = document.getElementById('login-error'); return !document.getElementById('login').hidden && e.textContent;"), timeout=20)
+            check("%d×%d: the same link fails the second time (%r)" % (width, height, message[:50]), "already used" in message)
+        finally:
+            second.quit()
+
+
 @scenario("no tokens")
 def no_tokens(page, work):
     """A gateway without tokens (loopback only) has nothing to log out of: no Log out."""
@@ -841,6 +888,7 @@ def main():
             backend_down(page, context)  # last: the OpenCode simulator stays down
             notifications(page)
         logout(page)
+        pairing(page, work)
         no_tokens(page, work)
         print("browser scenarios took %.1f s" % (time.monotonic() - started))
         logs = driver.get_log("browser")

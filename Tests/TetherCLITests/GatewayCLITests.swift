@@ -373,6 +373,41 @@ import Glibc
         }
     }
 
+    /// `tether pair` beside a running gateway: a one-time link whose code (never the token) is
+    /// traded once for a login cookie.
+    @Test func aPairingLinkLogsOneBrowserInOnce() async throws {
+        let token = "gw-pair-token-0d9e51"
+        try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": token]) { gateway in
+            try await gateway.start()
+            let port = try #require(URL(string: gateway.url)?.port)
+            let paired = try await TetherProcess.run(["--config", gateway.config.path, "pair", "--listen", "127.0.0.1:\(port)", "--db", gateway.database],
+                                                     environment: gateway.environment.merging(["GW_TOKEN": token]) { $1 })
+            #expect(paired.status == 0, "\(paired.stderr)")
+            // The URL alone on stdout (data); the QR code and the words on stderr.
+            #expect(paired.lines.count == 1, "\(paired.stdout)")
+            let link = try #require(paired.lines.first)
+            #expect(link.hasPrefix(gateway.url + "/#pair="), "\(link)")
+            #expect(paired.stderr.contains("█") && paired.stderr.contains("5 minutes"))
+            #expect(!paired.stdout.contains(token) && !paired.stderr.contains(token))
+            let code = String(link.split(separator: "=", maxSplits: 1)[1])
+
+            #expect(try await gateway.post("/v1/pair", json: "{\"code\":\"wrong-code-aaaaaaaaaaa\"}").status == 401)
+            let first = try await gateway.post("/v1/pair", json: "{\"code\":\"\(code)\"}")
+            #expect(first.status == 200, "\(first.body)")
+            let setCookie = try #require(first.headers["set-cookie"])
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"))
+            #expect(!first.body.contains(token) && !setCookie.contains(token) && !setCookie.contains(code))
+            let cookie = String(setCookie.split(separator: ";")[0])
+            #expect(try await gateway.get("/v1/profiles", headers: ["Cookie: \(cookie)"]).status == 200)
+            let again = try await gateway.post("/v1/pair", json: "{\"code\":\"\(code)\"}")
+            #expect(again.status == 401 && again.json?["code"] == "unauthorized" && again.headers["set-cookie"] == nil, "\(again.body)")
+            #expect(again.body.contains("already used or has expired"))
+            // A form post (not JSON) cannot pair.
+            #expect(try await Curl.request("POST", gateway.url + "/v1/pair", headers: ["Content-Type: application/x-www-form-urlencoded"],
+                                           body: "code=\(code)").status == 415)
+        }
+    }
+
     /// A running `tether serve -p w` over a Codex Worker simulator (profile `w`).
     func withGatewayOverAWorker(_ body: (GatewayFixture, CodexWorkerSimulator) async throws -> Void) async throws {
         let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })

@@ -48,6 +48,8 @@ struct ServeCommand: AsyncParsableCommand {
     var db: String?
     @Option(help: ArgumentHelp("Keep events this many days (default: [serve] retain_days, else 7; fractions work).", valueName: "days"))
     var retain: Double?
+    @Flag(help: "Once listening, print a one-time link and its QR code on stderr that log one browser in (as `tether pair`).")
+    var pair = false
 
     func validate() throws {
         if let retain, !(retain.isFinite && retain > 0) {
@@ -74,10 +76,20 @@ struct ServeCommand: AsyncParsableCommand {
             StatusLine.shared.clear()
             let gateway = Gateway(configuration: gatewayConfiguration, profiles: served, logger: context.logger)
             let database = gatewayConfiguration.databasePath
+            let pairing = pair ? (listen: gatewayConfiguration.listen, publicURL: gatewayConfiguration.publicURL, logger: context.logger) : nil
             do {
                 try await gateway.run { url in
                     let line: JSONValue = ["listen": .string(url), "db": .string(database), "profiles": JSONValue(names)]
                     LineOutput.standardOutput.write(line.serialized + "\n")
+                    // stdout keeps its one JSON line: the link is for the person at the terminal.
+                    if let pairing {
+                        do {
+                            let link = try PairingLink.mint(database: database, base: pairing.publicURL ?? url, logger: pairing.logger)
+                            PairingLink.show(link, listen: pairing.listen, publicURL: pairing.publicURL, withURL: true)
+                        } catch {
+                            pairing.logger.error("cannot make a pairing link", metadata: ["error": "\(error)"])
+                        }
+                    }
                 }
             } catch let error as GatewayStartError {
                 throw TetherError(.configuration, error.description, hint: error.hint)
