@@ -408,6 +408,24 @@ import Glibc
         }
     }
 
+    /// `tether serve --pair`: stdout stays the one JSON line; the link (with the bound port)
+    /// and its QR code go to stderr, and the link works once.
+    @Test func servePairPrintsALinkOnStderrThatWorksOnce() async throws {
+        try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": "gw-serve-pair-token-1"]) { gateway in
+            try await gateway.start(["--pair"])
+            let process = try #require(gateway.process)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !process.stderrText.contains("#pair="), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            let stderr = process.stderrText
+            let link = try #require(stderr.split(separator: "\n").first { $0.hasPrefix(gateway.url + "/#pair=") }, "\(stderr)")
+            #expect(stderr.contains("█") && !stderr.contains("gw-serve-pair-token-1"))
+            #expect(process.stdoutLines.count == 1, "\(process.stdoutLines)")
+            let code = String(link.split(separator: "=", maxSplits: 1)[1])
+            #expect(try await gateway.post("/v1/pair", json: "{\"code\":\"\(code)\"}").status == 200)
+            #expect(try await gateway.post("/v1/pair", json: "{\"code\":\"\(code)\"}").status == 401)
+        }
+    }
+
     /// A running `tether serve -p w` over a Codex Worker simulator (profile `w`).
     func withGatewayOverAWorker(_ body: (GatewayFixture, CodexWorkerSimulator) async throws -> Void) async throws {
         let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
