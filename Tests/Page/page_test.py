@@ -636,6 +636,39 @@ def file_change(page, context):
     wait_for("the OpenCode session again", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=oc] [data-part-id]'), timeout=15)
 
 
+@scenario("accept with amendment")
+def amendment(page, context):
+    """A Codex command approval offers Accept with amendment: its own input in the card (no
+    window.prompt), prefilled with the proposed rule; the decision carries the argv typed."""
+    gateway = page.gateway
+    session = context["cw_session"]
+    page.js("window.__prompted = 0; window.prompt = () => { window.__prompted++; return null; };")
+    page.js("location.hash = arguments[0];", "#/s/cw/" + session)
+    wait_for("the Codex session", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=cw] [data-part-id]'), timeout=15)
+    page.send("run the command")
+    card = wait_for("a command approval in the session", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '#transcript [data-approval-id][data-profile=cw]'), timeout=30)[0]
+    approval = card.get_attribute("data-approval-id")
+    card.find_element(By.CSS_SELECTOR, "button[data-decision=accept_with_amendment]").click()
+    field = wait_for("the amendment input", lambda: card.find_elements(By.CSS_SELECTOR, ".amendment input"), timeout=5)[0]
+    label = page.js("return arguments[0].labels[0].textContent;", field)
+    check("Accept with amendment opens its own labelled input (%r), prefilled with the proposal (%r)" % (label, field.get_attribute("value")),
+          label and field.get_attribute("value") == "swift build" and page.js("return window.__prompted;") == 0)
+    field.clear()
+    field.send_keys("swift build --configuration debug")
+    card.find_element(By.CSS_SELECTOR, ".amendment button[type=submit]").click()
+    wait_for("the card to go", lambda: not page.driver.find_elements(By.CSS_SELECTOR, '[data-approval-id="%s"]' % approval), timeout=10)
+    resolved = wait_for("approval.resolved in the log", lambda: [
+        e for e in gateway.logged(session) if e["type"] == "approval.resolved" and e["data"]["id"] == approval])
+    check("the decision is accept_with_amendment (%s)" % resolved[0]["data"].get("decision"),
+          resolved[0]["data"].get("decision") == "accept_with_amendment", json.dumps(resolved[0]["data"]))
+    code = wait_for("the reply's code span", lambda: [c.text for c in page.driver.find_elements(By.CSS_SELECTOR, "#transcript .body code.md-code-span")], timeout=30)
+    check("Markdown: the reply's `swift build` is a code span, no backticks on screen (%s)" % code,
+          "swift build" in code and "`" not in page.js("return document.getElementById('transcript').innerText;"))
+    page.js("location.hash = arguments[0];", "#/s/oc/" + context["session"])
+    wait_for("the OpenCode session again", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=oc] [data-part-id]'), timeout=15)
+
+
 @scenario("offline")
 def offline(page, context):
     gateway = page.gateway
@@ -883,6 +916,8 @@ def main():
             tap_opens_session(page, context)
             long_line(page, context)
             file_change(page, context)
+            if "cw_session" in context:
+                amendment(page, context)
             offline(page, context)
             log_reset(page, context)
             backend_down(page, context)  # last: the OpenCode simulator stays down

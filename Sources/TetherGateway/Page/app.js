@@ -985,7 +985,8 @@
     const id = "amend-" + Math.random().toString(36).slice(2);
     const form = el("form", { class: "amendment" },
       el("label", { for: id, text: "The command to allow instead (words separated by spaces)" }),
-      el("input", { id, type: "text", value: data.command || "", autocomplete: "off", spellcheck: "false", required: true }),
+      el("input", { id, type: "text", autocomplete: "off", spellcheck: "false", required: true,
+        value: Array.isArray(data.proposed_amendment) ? data.proposed_amendment.join(" ") : data.command || "" }),
       el("div", { class: "row" }, el("button", { type: "submit", text: "Accept this command" }),
         el("button", { type: "button", text: "Cancel", onclick: () => toggleAmendment(event, card, button) })));
     form.addEventListener("submit", (submit) => {
