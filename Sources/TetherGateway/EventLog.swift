@@ -78,6 +78,7 @@ public final class EventLog: Sendable {
             try db.execute(sql: "CREATE INDEX retired_dedup_seq ON retired_dedup(seq)")
         }
         registerPairingMigration(&migrator)
+        registerSessionModelMigration(&migrator)
         return migrator
     }
 

@@ -21,6 +21,7 @@ extension GatewayAPI {
         router.get("/v1/events") { request, context in try await events(request, context: context) }
         router.get("/v1/approvals") { request, _ in try await pendingApprovals(request) }
 
+        router.get("/v1/profiles/{profile}/models") { _, context in try await listModels(context) }
         router.get("/v1/profiles/{profile}/sessions") { _, context in try await listSessions(context) }
         router.post("/v1/profiles/{profile}/sessions") { request, context in try await createSession(request, context: context) }
         router.get("/v1/profiles/{profile}/sessions/{session}") { _, context in try await showSession(context) }

@@ -669,6 +669,36 @@ def amendment(page, context):
     wait_for("the OpenCode session again", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=oc] [data-part-id]'), timeout=15)
 
 
+@scenario("new session")
+def new_session(page, context):
+    """New session with a title and a model (the OpenCode simulator lists one), at both sizes."""
+    gateway = page.gateway
+    for width, height in [(390, 844), (1280, 800)]:
+        page.size(width, height)
+        page.js("location.hash = '#/';")
+        card = wait_for("the oc profile", lambda: [c for c in page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=oc]") if c.is_displayed()])[0]
+        card.find_element(By.CSS_SELECTOR, "button.new-session").click()
+        form = wait_for("the new session form", lambda: card.find_elements(By.CSS_SELECTOR, "form.new-session-form"))[0]
+        select = wait_for("the model list", lambda: [s for s in form.find_elements(By.CSS_SELECTOR, "select[name=model]") if s.is_displayed()], timeout=10)[0]
+        options = [o.get_attribute("value") for o in select.find_elements(By.TAG_NAME, "option")]
+        check("%d×%d: New session offers the backend's models %s" % (width, height, options), options == ["", "anthropic/claude-sonnet-4"])
+        title = "From the page %d" % width
+        form.find_element(By.CSS_SELECTOR, "input[name=title]").send_keys(title)
+        select.find_element(By.CSS_SELECTOR, 'option[value="anthropic/claude-sonnet-4"]').click()
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait_for("the new session open", lambda: page.js("return location.hash.startsWith('#/s/oc/') && document.getElementById('session-title').textContent;") == title, timeout=15)
+        session = page.js("return document.getElementById('transcript').dataset.sessionId;")
+        check("%d×%d: the new session opens with its title (%s)" % (width, height, session), session != context["session"])
+        page.send(PLAIN_PROMPT)
+        wait_for("the turn", lambda: "completed" in page.turn_ends(), timeout=30)
+        started = [e for e in gateway.logged(session) if e["type"] == "turn.started"]
+        check("%d×%d: its turns run on the chosen model" % (width, height), started and started[-1]["data"].get("model") == "anthropic/claude-sonnet-4",
+              json.dumps(started[-1:]))
+    page.size(390, 844)
+    page.js("location.hash = arguments[0];", "#/s/oc/" + context["session"])
+    wait_for("the first session again", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=oc][data-session-id="%s"] [data-part-id]' % context["session"]), timeout=15)
+
+
 @scenario("offline")
 def offline(page, context):
     gateway = page.gateway
@@ -918,6 +948,7 @@ def main():
             file_change(page, context)
             if "cw_session" in context:
                 amendment(page, context)
+            new_session(page, context)
             offline(page, context)
             log_reset(page, context)
             backend_down(page, context)  # last: the OpenCode simulator stays down

@@ -426,6 +426,32 @@ import Glibc
         }
     }
 
+    /// Models: listed where the backend can (OpenCode), 404 `unsupported` where it cannot (the
+    /// Codex Worker); a session created with a model runs its turns on it unless a turn names another.
+    @Test func aSessionCreatedWithAModelRunsItsTurnsOnIt() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let models = try await gateway.get("/v1/profiles/oc/models")
+            #expect(models.status == 200 && models.json?.array?.first?["id"] == "anthropic/claude-sonnet-4", "\(models.body)")
+            #expect(models.json?.array?.first?["name"]?.string?.contains("Claude Sonnet 4") == true)
+            let created = try await gateway.post("/v1/profiles/oc/sessions", json: "{\"title\":\"m\",\"model\":\"anthropic/claude-opus-9\"}")
+            #expect(created.status == 201, "\(created.body)")
+            let session = try #require(created.json?["id"]?.string)
+            #expect(try await gateway.post("/v1/profiles/oc/sessions/\(session)/turns", json: "{\"text\":\"\(Self.plainPrompt)\"}").status == 202)
+            let first = try await gateway.waitForLogged { $0["type"]?.string == "turn.started" && $0["session"]?.string == session }
+            #expect(first["data"]?["model"] == "anthropic/claude-opus-9", "\(first)")
+            #expect(try await gateway.post("/v1/profiles/oc/sessions/\(session)/turns",
+                                           json: "{\"text\":\"\(Self.plainPrompt)\",\"model\":\"anthropic/claude-sonnet-4\"}").status == 202)
+            let second = try await gateway.waitForLogged { $0["type"]?.string == "turn.started" && $0["session"]?.string == session && $0["seq"] != first["seq"] }
+            #expect(second["data"]?["model"] == "anthropic/claude-sonnet-4", "a turn's own model wins: \(second)")
+            #expect(try await gateway.post("/v1/profiles/oc/sessions", json: "{\"model\":\" \"}").status == 400)
+        }
+        try await withGatewayOverAWorker { gateway, _ in
+            let refused = try await gateway.get("/v1/profiles/w/models")
+            #expect(refused.status == 404 && refused.json?["code"] == "unsupported", "\(refused.body)")
+        }
+    }
+
     /// A running `tether serve -p w` over a Codex Worker simulator (profile `w`).
     func withGatewayOverAWorker(_ body: (GatewayFixture, CodexWorkerSimulator) async throws -> Void) async throws {
         let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })

@@ -517,6 +517,7 @@
       el("input", { id: id + "-title", name: "title", type: "text", autocomplete: "off" }),
       el("label", { for: id + "-directory", text: "Directory on the agent's machine (optional)" }),
       el("input", { id: id + "-directory", name: "directory", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "/home/me/project" }),
+      el("div", { class: "model-field", hidden: true }),
       el("div", { class: "row" }, el("button", { type: "submit", text: "Create and open" }),
         el("button", { type: "button", text: "Cancel", onclick: () => toggleNewSession(profile, button) })));
     form.addEventListener("submit", async (submit) => {
@@ -526,6 +527,7 @@
       const directory = form.elements.directory.value.trim();
       if (title) body.title = title;
       if (directory) body.directory = directory;
+      if (form.elements.model && form.elements.model.value) body.model = form.elements.model.value;
       form.querySelectorAll("button").forEach((b) => { b.disabled = true; });
       try {
         const session = await api("v1/profiles/" + enc(profile.name) + "/sessions", { method: "POST", body });
@@ -540,6 +542,19 @@
     });
     button.closest(".row").after(form);
     form.elements.title.focus();
+    offerModels(profile, form, id);
+  }
+
+  // Where the backend lists its models (404 where it cannot), the new session may name one.
+  async function offerModels(profile, form, id) {
+    let models;
+    try { models = await api("v1/profiles/" + enc(profile.name) + "/models"); } catch (_) { return; }
+    if (!Array.isArray(models) || !models.length || !form.isConnected) return;
+    const field = form.querySelector(".model-field");
+    field.replaceChildren(el("label", { for: id + "-model", text: "Model" }),
+      el("select", { id: id + "-model", name: "model" }, el("option", { value: "", text: "The backend's default" }),
+        ...models.map((m) => el("option", { value: m.id, text: m.name || m.id }))));
+    field.hidden = false;
   }
 
   function setConnection(name, data) {
