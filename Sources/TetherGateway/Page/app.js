@@ -814,15 +814,32 @@
     }
     if (event.type === "part.delta") {
       if (data.field === "output") { if (part.output) { part.output.textContent += data.delta || ""; part.output.hidden = false; } }
-      else if (part.body) { part.raw += data.delta || ""; renderBody(part); }
+      else if (part.body) { part.raw += data.delta || ""; if (part.markdown) scheduleBody(part); else renderBody(part); }
       return;
     }
     updatePart(part, data, event.type === "part.completed");
   }
 
   function renderBody(part) {
+    pendingBodies.delete(part);
     if (part.markdown) part.body.replaceChildren(markdown(part.raw));
     else part.body.textContent = part.raw;
+  }
+
+  // Streamed Markdown is rendered at most once a frame (a long reply arrives in thousands of
+  // deltas; rendering the whole text at each one would cost quadratic time on a phone).
+  const pendingBodies = new Set();
+  let bodiesScheduled = false;
+  function scheduleBody(part) {
+    pendingBodies.add(part);
+    if (bodiesScheduled) return;
+    bodiesScheduled = true;
+    const flush = () => {
+      bodiesScheduled = false;
+      following(() => { for (const waiting of [...pendingBodies]) renderBody(waiting); });
+    };
+    // A hidden page gets no animation frames: a timer keeps it current for when it is shown.
+    if (document.hidden) setTimeout(flush, 250); else requestAnimationFrame(flush);
   }
 
   function createPart(id, data) {
