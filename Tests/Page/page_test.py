@@ -528,6 +528,10 @@ def history_on_open(page, context):
     check("history shows each finished reply whole and exact (%d of %d logged)" % (len(set(final) & set(texts)), len(final)),
           not wrong and sum(t == [PLAIN_ANSWER] for t in texts.values()) == 3, json.dumps(wrong, ensure_ascii=False))
 
+def width_of(page):
+    return page.js("return window.innerWidth;")
+
+
 def open_from_list(page, profile, session):
     """Back to the list (the page's own Back), then a tap on the session's entry."""
     if page.js("return location.hash.startsWith('#/s/');") and page.js("return !!document.getElementById('back').getClientRects().length;"):
@@ -537,6 +541,8 @@ def open_from_list(page, profile, session):
     entry = wait_for("the session in the list", lambda: [e for e in page.driver.find_elements(
         By.CSS_SELECTOR, '#profile-list [data-profile="%s"][data-session-id="%s"]' % (profile, session)) if e.is_displayed()])
     page.js("window.scrollTo(0, 0);")
+    if width_of(page) < 1000:
+        page.driver.save_screenshot(os.path.join(OUT, "page-list-phone.png"))
     entry[0].click()
     wait_for("the open transcript", lambda: page.driver.find_elements(
         By.CSS_SELECTOR, '#transcript[data-profile="%s"][data-session-id="%s"] [data-part-id]' % (profile, session)), timeout=15)

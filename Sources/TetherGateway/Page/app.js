@@ -1086,8 +1086,7 @@
   // ---- Browser notifications for new approvals (through the service worker) ----------------
 
   function offerNotifications() {
-    const button = $("notify-button");
-    button.hidden = !("Notification" in window) || Notification.permission !== "default" || !state.worker;
+    $("notify-offer").hidden = !("Notification" in window) || Notification.permission !== "default" || !state.worker;
   }
 
   async function askNotifications() {
