@@ -617,6 +617,9 @@ def file_change(page, context):
         page.driver.save_screenshot(shot)
         width_now = page.js("return document.scrollingElement.scrollWidth;")
         check("%d×%d: no horizontal scroll with a diff on screen (scrollWidth %d)" % (width, height, width_now), width_now <= width)
+        raw = page.js("return document.body.innerText;")
+        check("%d×%d: no raw schema words on screen" % (width, height),
+              not any(w in raw for w in ["waiting_approval", "file_change", "in_progress", "null", "undefined"]), raw[:300])
         if width >= 1000:
             layout = page.js("""const side = document.getElementById('side').getBoundingClientRect(),
                 view = document.getElementById('session-view').getBoundingClientRect();
@@ -710,18 +713,23 @@ def new_session(page, context):
 @scenario("offline")
 def offline(page, context):
     gateway = page.gateway
-    wait_for("the service worker to control the page", lambda: page.js("return !!navigator.serviceWorker.controller;"), timeout=15)
-    gateway.stop()
-    page.driver.refresh()
-    text = wait_for("the offline notice", lambda: page.js(
-        "const o = document.getElementById('offline'); return o && !o.hidden && o.getClientRects().length ? o.textContent : null;"), timeout=15)
-    check("without the gateway the page opens from its service worker and says it is offline (%r)" % text[:40], "Offline" in text)
-    gateway.start()
-    wait_for("the login form once the gateway is back", lambda: page.visible("login"), timeout=30)
-    page.login(TOKEN)
-    wait_for("the main view", lambda: page.visible("app"))
-    wait_for("the session again", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=oc] [data-part-id]'), timeout=15)
-    check("back online, the page logs in again and reopens its session", page.js("return document.getElementById('offline').hidden;"))
+    for width, height in [(390, 844), (1280, 800)]:
+        page.size(width, height)
+        wait_for("the service worker to control the page", lambda: page.js("return !!navigator.serviceWorker.controller;"), timeout=15)
+        gateway.stop()
+        page.driver.refresh()
+        text = wait_for("the offline notice", lambda: page.js(
+            "const o = document.getElementById('offline'); return o && !o.hidden && o.getClientRects().length ? o.textContent : null;"), timeout=15)
+        check("%d×%d: without the gateway the page opens from its service worker and says it is offline (%r)" % (width, height, text[:40]),
+              "Offline" in text)
+        gateway.start()
+        wait_for("the login form once the gateway is back", lambda: page.visible("login"), timeout=30)
+        page.login(TOKEN)
+        wait_for("the main view", lambda: page.visible("app"))
+        wait_for("the session again", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=oc] [data-part-id]'), timeout=15)
+        check("%d×%d: back online, the page logs in again and reopens its session" % (width, height),
+              page.js("return document.getElementById('offline').hidden;"))
+    page.size(390, 844)
 
 
 @scenario("long line")
@@ -887,9 +895,11 @@ def no_tokens(page, work):
     os.chmod(open_gateway.config, 0o600)
     open_gateway.start()
     try:
-        page.driver.get(open_gateway.url + "/")
-        wait_for("the main view without login", lambda: page.visible("app") and page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=desk]"), timeout=15)
-        check("without tokens the page opens without login and offers no Log out", not page.visible("logout"))
+        for width, height in [(390, 844), (1280, 800)]:
+            page.size(width, height)
+            page.driver.get(open_gateway.url + "/")
+            wait_for("the main view without login", lambda: page.visible("app") and page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=desk]"), timeout=15)
+            check("%d×%d: without tokens the page opens without login and offers no Log out" % (width, height), not page.visible("logout"))
     finally:
         open_gateway.stop()
 

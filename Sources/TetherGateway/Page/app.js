@@ -1159,7 +1159,10 @@
     $("logout").addEventListener("click", logout);
     $("notify-button").addEventListener("click", askNotifications);
     $("approvals-button").addEventListener("click", () => {
-      if (state.open || state.notifications) go("#/approvals");
+      // Beside an open session (a wide screen) the list is on screen: it scrolls, the session stays.
+      const listShown = $("side").getClientRects().length > 0;
+      if ((state.open || state.notifications) && !listShown) go("#/approvals");
+      else if (state.open || state.notifications) $("side").scrollTo({ top: 0, behavior: "smooth" });
       else $("approvals").scrollIntoView({ behavior: "smooth", block: "start" });
     });
     $("back").addEventListener("click", back);
