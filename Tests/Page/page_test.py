@@ -710,6 +710,28 @@ def new_session(page, context):
     wait_for("the first session again", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=oc][data-session-id="%s"] [data-part-id]' % context["session"]), timeout=15)
 
 
+@scenario("question")
+def question(page, context):
+    """A question is answered in its card: its choices, an answer of one's own, Answer / Dismiss."""
+    page.send("Ask me which directory")
+    card = wait_for("a question in the session", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '#transcript [data-approval-id][data-profile=oc] [data-question-form]'), timeout=30)[0]
+    legend = card.find_element(By.TAG_NAME, "legend").text
+    labels = [l.text for l in card.find_elements(By.CSS_SELECTOR, "label.choice .choice-label")]
+    check("the question and its choices are shown (%r, %s)" % (legend, labels), "Which directory should I clean?" in legend and labels == ["build", "dist"])
+    card.find_element(By.CSS_SELECTOR, "button[data-question-action=answer]").click()
+    problem = wait_for("the missing-answer message", lambda: card.find_element(By.CSS_SELECTOR, ".question-problem").text, timeout=5)
+    check("Answer without a choice says what is missing (%r)" % problem, "no answer" in problem)
+    choice = [l for l in card.find_elements(By.CSS_SELECTOR, "label.choice") if l.text.startswith("dist")][0]
+    height = page.js("return arguments[0].getBoundingClientRect().height;", choice)
+    check("each choice is a 44 px target (%d px)" % height, height >= 44)
+    choice.click()
+    card.find_element(By.CSS_SELECTOR, "button[data-question-action=answer]").click()
+    wait_for("the question to go", lambda: not page.driver.find_elements(By.CSS_SELECTOR, "#transcript [data-question-form]"), timeout=10)
+    wait_for("the answer reaching the agent", lambda: ["Understood: I'll clean dist and leave the rest alone."] in page.part_texts().values(), timeout=30)
+    check("the chosen answer reached the agent, which went on with it", True)
+
+
 @scenario("offline")
 def offline(page, context):
     gateway = page.gateway
@@ -966,6 +988,7 @@ def main():
             file_change(page, context)
             if "cw_session" in context:
                 amendment(page, context)
+            question(page, context)
             new_session(page, context)
             offline(page, context)
             log_reset(page, context)

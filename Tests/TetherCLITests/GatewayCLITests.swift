@@ -452,6 +452,29 @@ import Glibc
         }
     }
 
+    /// A question is answered through the API with its answers (the chosen labels, one list per
+    /// question), which reach the backend; malformed answers, or answers with another decision, are 400.
+    @Test func aQuestionIsAnsweredWithItsAnswers() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let (session, id) = try await gateway.requestApproval("Ask me which directory")
+            let path = "/v1/profiles/oc/approvals/\(id)"
+            for body in ["{\"decision\":\"accept\",\"answers\":[]}", "{\"decision\":\"accept\",\"answers\":[[]]}",
+                         "{\"decision\":\"accept\",\"answers\":[[\"dist\",3]]}", "{\"decision\":\"accept\",\"answers\":\"dist\"}",
+                         "{\"decision\":\"decline\",\"answers\":[[\"dist\"]]}"] {
+                let refused = try await gateway.post(path, json: body)
+                #expect(refused.status == 400, "\(body): \(refused.body)")
+            }
+            let answered = try await gateway.post(path, json: "{\"decision\":\"accept\",\"answers\":[[\"dist\"]]}")
+            #expect(answered.status == 200, "\(answered.body)")
+            // The simulator answers with the choice it received.
+            let reply = try await gateway.waitForLogged {
+                $0["type"] == "part.completed" && $0["session"]?.string == session && $0["data"]?["text"]?.string?.contains("clean dist") == true
+            }
+            #expect(reply["data"]?["text"]?.string == "Understood: I'll clean dist and leave the rest alone.")
+        }
+    }
+
     /// A running `tether serve -p w` over a Codex Worker simulator (profile `w`).
     func withGatewayOverAWorker(_ body: (GatewayFixture, CodexWorkerSimulator) async throws -> Void) async throws {
         let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })

@@ -994,6 +994,7 @@
         " ", sessionID ? el("button", { type: "button", class: "link open-session", text: "Open session",
           "aria-label": "Open session " + sessionTitle(event.profile, sessionID), onclick: () => go(sessionHash(event.profile, sessionID)) }) : null));
     }
+    if (data.kind === "question" && Array.isArray(data.questions) && data.questions.length) card.append(questionForm(event, card, where));
     const row = el("div", { class: "row decisions" });
     for (const option of data.options || []) {
       const label = decisionNames[option] || option.replace(/_/g, " ");
@@ -1006,6 +1007,52 @@
     }
     card.append(row);
     return card;
+  }
+
+  // A question: each of its questions with its choices (one, or several where it takes them)
+  // and, unless it says otherwise, a field for an answer of one's own; Answer sends the chosen
+  // labels or the typed text for each question, in order; Dismiss declines it.
+  function questionForm(event, card, where) {
+    const data = event.data || {};
+    const prefix = "q-" + where + "-" + String(data.id).replace(/[^\w-]/g, "_");
+    const form = el("form", { class: "question-form", "data-question-form": "" });
+    data.questions.forEach((question, index) => {
+      const name = prefix + "-" + index;
+      const multiple = question.multiple === true;
+      const set = el("fieldset", { class: "question" },
+        el("legend", {}, question.header ? el("strong", { text: question.header + ": " }) : null, question.question || "Question " + (index + 1)));
+      for (const option of Array.isArray(question.options) ? question.options : []) {
+        const label = String(option.label || "");
+        set.append(el("label", { class: "choice" },
+          el("input", { type: multiple ? "checkbox" : "radio", name, value: label, "data-question": index }),
+          el("span", {}, el("span", { class: "choice-label", text: label }),
+            option.description ? el("span", { class: "muted", text: " — " + option.description }) : null)));
+      }
+      if (question.custom !== false) {
+        set.append(el("label", { for: name + "-own", class: "own-label", text: "Or your own answer" }),
+          el("input", { id: name + "-own", type: "text", autocomplete: "off", "data-question-own": index }));
+      }
+      form.append(set);
+    });
+    const problem = el("p", { class: "question-problem", role: "alert" });
+    form.append(problem, el("div", { class: "row" },
+      el("button", { type: "submit", class: "primary", "data-question-action": "answer", text: "Answer" }),
+      el("button", { type: "button", "data-question-action": "dismiss", text: "Dismiss",
+        onclick: (click) => answer(event, { decision: "decline" }, click.currentTarget) })));
+    form.addEventListener("submit", (submit) => {
+      submit.preventDefault();
+      const answers = data.questions.map((_, index) => {
+        const chosen = [...form.querySelectorAll('input[data-question="' + index + '"]:checked')].map((i) => i.value);
+        const own = form.querySelector('input[data-question-own="' + index + '"]');
+        if (own && own.value.trim()) chosen.push(own.value.trim());
+        return chosen;
+      });
+      const missing = answers.findIndex((a) => !a.length);
+      if (missing >= 0) { problem.textContent = "Question " + (missing + 1) + " has no answer yet."; return; }
+      problem.textContent = "";
+      answer(event, { decision: "accept", answers }, form.querySelector("button[type=submit]"));
+    });
+    return form;
   }
 
   // "Accept with amendment": the command to allow instead, in its own input inside the card.
