@@ -809,6 +809,11 @@ def backend_down(page, context):
         check("%d×%d: a backend stopped mid-session keeps its sessions, greyed (%r)" % (width, height, greyed), "Backend down since" in greyed)
         new = page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=oc] .new-session")
         check("%d×%d: New session is not offered while the backend is down" % (width, height), new and not new[0].is_displayed())
+        view = page.js("""const v = document.getElementById('session-view');
+            return [v.classList.contains('down'), document.getElementById('send').disabled, !document.getElementById('prompt-down').hidden,
+                    document.querySelectorAll('#transcript [data-part-id]').length];""")
+        check("%d×%d: the open session stays, greyed, and takes no prompt meanwhile %s" % (width, height, view),
+              view[:3] == [True, True, True] and view[3] > 0)
     page.size(390, 844)
     gateway.stop()
     gateway.start()

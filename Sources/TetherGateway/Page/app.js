@@ -583,6 +583,7 @@
     const create = card.querySelector(".new-session");
     if (create) create.hidden = down;
     renderSessions(name);
+    if (state.open && state.open.profile === name) renderSessionHeader();
     if (!down && previous.state && previous.state !== next.state && (profile.capabilities || []).includes("sessions")) loadSessions(profile);
   }
 
@@ -706,7 +707,11 @@
     const status = word(statusWords, info.status);
     $("session-meta").replaceChildren(profile + (info.directory ? " · " + info.directory : "") + (status ? " · " + status : ""),
       info.updated_at ? " · " : "", timeEl(info.updated_at, "updated "));
-    $("session-view").classList.toggle("down", isDown(profile));
+    // A backend that is down keeps its session on screen, greyed, and takes no prompt meanwhile.
+    const down = isDown(profile);
+    $("session-view").classList.toggle("down", down);
+    $("send").disabled = down;
+    $("prompt-down").hidden = !down;
   }
 
   // Near the end of the page: new text keeps it there; scrolled up, the reader is left alone.
