@@ -570,6 +570,34 @@ def tap_opens_session(page, context):
     page.size(390, 844)
 
 
+@scenario("markdown")
+def markdown(page, context):
+    """The OpenCode simulator echoes the prompt in its reply: Markdown in it is rendered as
+    elements, and markup that is not Markdown (HTML) stays text."""
+    before = len(page.turn_ends())
+    prompt = "Say **bold**, `code`, _em_ and [docs](https://example.com/d) <img src=x onerror=alert(1)>\n- one\n- two\n\n```\nlet x = 1\n```"
+    box = page.driver.find_element(By.ID, "prompt")
+    box.clear()
+    page.js("arguments[0].value = arguments[1];", box, prompt)
+    page.driver.find_element(By.ID, "send").click()
+    wait_for("the turn to complete", lambda: len(page.turn_ends()) > before, timeout=30)
+    found = page.js("""
+        const parts = [...document.querySelectorAll('#transcript .part.text.assistant')];
+        const body = parts[parts.length - 1].querySelector('.body');
+        return {strong: [...body.querySelectorAll('strong')].map(e => e.textContent),
+                code: [...body.querySelectorAll('code.md-code-span')].map(e => e.textContent),
+                em: [...body.querySelectorAll('em')].map(e => e.textContent),
+                url: [...body.querySelectorAll('.md-link .md-url')].map(e => e.textContent),
+                items: [...body.querySelectorAll('li')].map(e => e.textContent),
+                block: [...body.querySelectorAll('pre.md-code')].map(e => e.textContent),
+                img: body.querySelectorAll('img, a, script').length,
+                text: body.textContent};""")
+    check("Markdown is rendered as elements %s" % json.dumps({k: v for k, v in found.items() if k != "text"}),
+          found["strong"] == ["bold"] and "code" in found["code"] and found["em"] == ["em"] and found["url"] == ["https://example.com/d"]
+          and found["items"][:2] == ["one", "two"] and any("let x = 1" in b for b in found["block"]))
+    check("HTML in a reply stays text: no element made of it", found["img"] == 0 and "<img src=x onerror=alert(1)>" in found["text"])
+
+
 @scenario("file change")
 def file_change(page, context):
     gateway = page.gateway
@@ -990,6 +1018,7 @@ def main():
             history_on_open(page, context)
             tap_opens_session(page, context)
             long_line(page, context)
+            markdown(page, context)
             file_change(page, context)
             if "cw_session" in context:
                 amendment(page, context)

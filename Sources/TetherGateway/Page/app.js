@@ -160,8 +160,10 @@
     return out;
   }
 
-  // Code spans first (nothing inside them is markup), then links, strong, emphasis.
-  const inlinePattern = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\[([^\]\n]+)\]\(([^)\s]+)\)|\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__(?!\w)|\*(?=[^\s*])([^*]*?[^\s*]|[^\s*])\*|(?<![\w])_(?=[^\s_])([^_]*?[^\s_]|[^\s_])_(?!\w)/g;
+  // Code spans first (nothing inside them is markup), then links, strong, emphasis. Spans are
+  // bounded (2,000 characters), so an unclosed marker costs a bounded look-ahead, not a scan
+  // to the end of the paragraph from every marker (quadratic on a long paragraph).
+  const inlinePattern = /(`+)([^`]|[^`][\s\S]{0,2000}?[^`])\1(?!`)|\[([^\]\n]{1,500})\]\(([^)\s]{1,2000})\)|\*\*(?=\S)([\s\S]{0,2000}?\S)\*\*|__(?=\S)([\s\S]{0,2000}?\S)__(?!\w)|\*(?=[^\s*])([^*]{0,2000}?[^\s*]|[^\s*])\*|(?<![\w])_(?=[^\s_])([^_]{0,2000}?[^\s_]|[^\s_])_(?!\w)/g;
 
   function inline(text) {
     const nodes = [];
