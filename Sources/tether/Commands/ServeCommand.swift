@@ -21,7 +21,11 @@ struct ServeCommand: AsyncParsableCommand {
 
             Routes (all under /v1; see GET /v1/openapi.json): health, profiles, events (SSE; \
             ?format=json for long-poll), approvals, profiles/P/sessions[/ID[/history|/turns|/abort]], \
-            profiles/P/approvals/ID, profiles/P/notifications, login, logout.
+            profiles/P/models, profiles/P/approvals/ID, profiles/P/notifications, login, logout, pair. \
+            The page is at /.
+
+            --pair (or `tether pair` beside a running gateway) prints a one-time link and its QR \
+            code on stderr: opened within 5 minutes, it logs one browser in, once.
 
             Config ([serve] table; flags override): listen, db, retain_days, tokens (secrets: \
             { env = "NAME" } or { file = "PATH" }), notify = { url = "https://ntfy.example/topic" } (one text/plain \
