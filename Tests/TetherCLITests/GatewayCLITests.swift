@@ -402,6 +402,10 @@ import Glibc
             let again = try await gateway.post("/v1/pair", json: "{\"code\":\"\(code)\"}")
             #expect(again.status == 401 && again.json?["code"] == "unauthorized" && again.headers["set-cookie"] == nil, "\(again.body)")
             #expect(again.body.contains("already used or has expired"))
+            // Port 0 names no gateway: no link.
+            let anyPort = try await TetherProcess.run(["--config", gateway.config.path, "pair", "--listen", "127.0.0.1:0", "--db", gateway.database],
+                                                      environment: gateway.environment)
+            #expect(anyPort.status == 64 && anyPort.stdout.isEmpty && anyPort.stderr.contains("port"), "\(anyPort.stderr)")
             // A form post (not JSON) cannot pair.
             #expect(try await Curl.request("POST", gateway.url + "/v1/pair", headers: ["Content-Type: application/x-www-form-urlencoded"],
                                            body: "code=\(code)").status == 415)

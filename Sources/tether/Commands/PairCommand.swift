@@ -36,6 +36,10 @@ struct PairCommand: AsyncParsableCommand {
             let database = db.map { context.environment.expandingTilde(in: $0) } ?? settings.db
                 ?? ConfigPaths.stateDirectory(environment: context.environment) + "/gateway.sqlite"
             let publicURL = settings.publicURL?.absoluteString
+            if publicURL == nil, listen.port == 0 {
+                throw TetherError(.usage, "the link needs the gateway's port, and --listen says 0 (any free port)",
+                                  hint: "pass the address tether serve printed, e.g. tether pair --listen 127.0.0.1:7420")
+            }
             let url = try PairingLink.mint(database: database, base: PairingLink.base(listen: listen, publicURL: publicURL), logger: context.logger)
             PairingLink.show(url, listen: listen, publicURL: publicURL, withURL: false)
             LineOutput.standardOutput.write(url + "\n")
