@@ -88,8 +88,11 @@ struct ServeCommand: AsyncParsableCommand {
                     // stdout keeps its one JSON line: the link is for the person at the terminal.
                     if let pairing {
                         do {
-                            let link = try PairingLink.mint(database: database, base: pairing.publicURL ?? url, logger: pairing.logger)
-                            PairingLink.show(link, listen: pairing.listen, publicURL: pairing.publicURL, withURL: true)
+                            // The port actually bound (--listen may say 0); 0.0.0.0 is no address to open.
+                            let bound = ListenAddress(host: pairing.listen.host, port: URL(string: url)?.port ?? pairing.listen.port)
+                            let link = try PairingLink.mint(database: database, base: PairingLink.base(listen: bound, publicURL: pairing.publicURL),
+                                                            logger: pairing.logger)
+                            PairingLink.show(link, listen: bound, publicURL: pairing.publicURL, withURL: true)
                         } catch {
                             pairing.logger.error("cannot make a pairing link", metadata: ["error": "\(error)"])
                         }
