@@ -8,20 +8,23 @@ BIN_DIR      = $(shell $(SWIFT) build -c $(CONFIG) $(SWIFT_FLAGS) --show-bin-pat
 
 # System packages the build and the tests need (Debian names). python3 also runs
 # Tests/Terminal/pty-drive.py, which puts the CLI on a pseudo-terminal for the interactive tests.
-APT_PACKAGES = libcurl4-openssl-dev libssl-dev libjemalloc-dev libssh2-1-dev libsqlite3-dev sqlite3 pkg-config openssh-server openssh-client curl jq python3 python3-venv chromium chromium-driver fonts-liberation
+APT_PACKAGES = libcurl4-openssl-dev libssl-dev libjemalloc-dev libssh2-1-dev libsqlite3-dev sqlite3 pkg-config openssh-server openssh-client curl jq python3 python3-venv chromium chromium-driver fonts-liberation libqrencode-dev
+# Test-only: node checks the page's scripts (`node --check`, in Tests/Page/page-test.sh).
+TEST_APT_PACKAGES = nodejs
 
 # Fuzzing (README, "Fuzzing"): seconds per target for `make fuzz`, and for the short pass `make test` runs.
 FUZZ_SECONDS       ?= 60
 FUZZ_SHORT_SECONDS ?= 10
 FUZZ_BUILD_PATH     = .build-fuzz
 
-.PHONY: all setup build release test live-test acp-test gateway-api-check page-test demo bench clean fuzz fuzz-short fuzz-build
+.PHONY: all setup test-setup build release test live-test acp-test gateway-api-check page-test demo bench clean fuzz fuzz-short fuzz-build
 
 all: build
 
-setup:
+# Installs the Debian packages of $(1) that are missing.
+define apt_install
 	@missing=""; \
-	for p in $(APT_PACKAGES); do \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -30,6 +33,14 @@ setup:
 	  $$SUDO apt-get update -qq >&2 && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >&2; \
 	fi
+endef
+
+setup:
+	$(call apt_install,$(APT_PACKAGES))
+
+# What only the tests need, installed by the test targets (not by `make demo`'s setup).
+test-setup: setup
+	$(call apt_install,$(TEST_APT_PACKAGES))
 
 build: setup
 	$(SWIFT) build -c $(CONFIG) $(SWIFT_FLAGS)
@@ -46,7 +57,7 @@ release:
 # seen). Serial, the Swift suites take about a quarter of an hour, deterministically. Their
 # temporary files (configs, state directories, keys, logs: a thousand directories a run) go into
 # one directory (TMPDIR), removed afterwards whatever the outcome.
-test: build
+test: build test-setup
 	scratch=$$(mktemp -d /tmp/tether-tests-XXXXXX) && { TMPDIR="$$scratch" $(SWIFT) test --no-parallel $(SWIFT_FLAGS); status=$$?; rm -rf "$$scratch"; exit $$status; }
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Live/codex-live.sh
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/ACP/acp-client.sh
@@ -60,7 +71,7 @@ gateway-api-check: build
 
 # The gateway's page in headless Chromium (Debian's chromium and chromium-driver) over WebDriver
 # (PyPI selenium), against a live `tether serve`; the phone screenshot lands in .build-page/.
-page-test: build
+page-test: build test-setup
 	TETHER_BIN="$(BIN_DIR)/tether" bash Tests/Page/page-test.sh
 
 # Live end-to-end test against a real codex (PyPI openai-codex-cli-bin) and a local fake model.

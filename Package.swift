@@ -39,6 +39,8 @@ let package = Package(
         .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2", providers: [.apt(["libssh2-1-dev"])]),
         // SHA-1 (the WebSocket handshake) and SHA-256 (host key fingerprints) from libcrypto.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // The QR code of `tether pair`'s link, drawn on the terminal.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // The bounded batch hand-off every stream uses (network threads, adapters, the CLI).
         .target(name: "TetherStreaming", swiftSettings: strict),
@@ -86,17 +88,23 @@ let package = Package(
             "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Gateway: `tether serve` — the durable event log (SQLite) and the HTTP API over every profile.
+        // The page's files and the OpenAPI document are real files under Page/, compiled into the
+        // binary as byte arrays (`PackageResources.<file_name>`): one binary, nothing else on disk.
         .target(name: "TetherGateway", dependencies: [
             "TetherCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
+        ], resources: [
+            .embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/app.css"),
+            .embedInCode("Page/icon.svg"), .embedInCode("Page/icon-192.png"), .embedInCode("Page/icon-512.png"),
+            .embedInCode("Page/manifest.webmanifest"), .embedInCode("Page/sw.js"), .embedInCode("Page/openapi.json"),
         ], swiftSettings: strict),
         // jemalloc's settings for the binary (one arena, freed pages returned quickly).
         .target(name: "CMallocSettings"),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "CMallocSettings", "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherCodexAppServer", "TetherNotification", "TetherSSH", "TetherGateway",
+            "CMallocSettings", "CQREncode", "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherCodexAppServer", "TetherNotification", "TetherSSH", "TetherGateway",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict,

@@ -13,7 +13,7 @@ struct AuthMiddleware: RouterMiddleware {
     let failures: AuthFailureLimiter
     let logger: Logger
 
-    static let openPaths: Set<String> = Set(["/v1/health", "/v1/login"]).union(PageAssets.files.keys)
+    static let openPaths: Set<String> = Set(["/v1/health", "/v1/login", "/v1/pair"]).union(PageAssets.files.keys)
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if auth.isOpen {

@@ -77,6 +77,8 @@ public final class EventLog: Sendable {
             try db.execute(sql: "CREATE TABLE retired_dedup (key TEXT PRIMARY KEY, seq INTEGER NOT NULL)")
             try db.execute(sql: "CREATE INDEX retired_dedup_seq ON retired_dedup(seq)")
         }
+        registerPairingMigration(&migrator)
+        registerSessionModelMigration(&migrator)
         return migrator
     }
 

@@ -6,7 +6,8 @@ import TetherCore
 /// Health, login and logout, and the profile list.
 extension GatewayAPI {
     func health() -> Response {
-        JSONResponse.ok(["status": "ok", "version": .string(version)])
+        // Whether the page should offer "Log out": without tokens there is nothing to log out of.
+        JSONResponse.ok(["status": "ok", "version": .string(version), "auth": auth.isOpen ? "none" : "token"])
     }
 
     func login(_ request: Request, context: GatewayRequestContext) async throws -> Response {

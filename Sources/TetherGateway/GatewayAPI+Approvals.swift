@@ -60,7 +60,25 @@ extension GatewayAPI {
             throw ProblemDetails(.badRequest, "an amendment goes with the decision accept_with_amendment only",
                                  detail: "send {\"decision\":\"accept_with_amendment\",\"amendment\":[…]}, or drop the amendment")
         }
-        let line = try await approvals.answer(ApprovalAnswer(decision: decision, amendment: amendment), approval: id, profile: profile)
+        // A question's answer: for each of its questions, in order, the chosen labels or typed text.
+        var answers: [[String]] = []
+        if let value = body["answers"], !value.isNull {
+            let lists = value.array ?? []
+            let parsed = lists.map { $0.array?.compactMap(\.string) ?? [] }
+            // Every list non-empty and all strings (compactMap dropped nothing).
+            let wellFormed = zip(lists, parsed).allSatisfy { list, strings in !strings.isEmpty && strings.count == list.array?.count }
+            guard !lists.isEmpty, wellFormed else {
+                throw ProblemDetails(.badRequest, "answers must be a non-empty array of non-empty arrays of strings",
+                                     detail: "send \"answers\":[[\"label\"],…]: for each question, in order, the chosen labels or typed text")
+            }
+            guard decision == .accept else {
+                throw ProblemDetails(.badRequest, "answers go with the decision accept only",
+                                     detail: "send {\"decision\":\"accept\",\"answers\":[…]}, or decline the question without answers")
+            }
+            answers = parsed
+        }
+        let answer = ApprovalAnswer(decision: decision, amendment: amendment, answers: answers)
+        let line = try await approvals.answer(answer, approval: id, profile: profile)
         return JSONResponse.raw(line)
     }
 }

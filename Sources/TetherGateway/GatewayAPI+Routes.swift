@@ -14,12 +14,14 @@ extension GatewayAPI {
         router.get("/v1/health") { _, _ in health() }
         router.post("/v1/login") { request, context in try await login(request, context: context) }
         router.post("/v1/logout") { request, context in try await logout(request, context: context) }
-        router.get("/v1/openapi.json") { _, _ in JSONResponse.raw(OpenAPIDocument.json) }
+        router.post("/v1/pair") { request, context in try await pair(request, context: context) }
+        router.get("/v1/openapi.json") { _, _ in JSONResponse.bytes(PageAssets.openAPI) }
 
         router.get("/v1/profiles") { _, _ in listProfiles() }
         router.get("/v1/events") { request, context in try await events(request, context: context) }
         router.get("/v1/approvals") { request, _ in try await pendingApprovals(request) }
 
+        router.get("/v1/profiles/{profile}/models") { _, context in try await listModels(context) }
         router.get("/v1/profiles/{profile}/sessions") { _, context in try await listSessions(context) }
         router.post("/v1/profiles/{profile}/sessions") { request, context in try await createSession(request, context: context) }
         router.get("/v1/profiles/{profile}/sessions/{session}") { _, context in try await showSession(context) }

@@ -20,8 +20,17 @@ extension GatewayAPI {
         let profile = try profile(context)
         try require(.createSession, "creating sessions", of: profile)
         let body = try await JSONRequest.object(request)
+        let model = try Self.model(body)
         let created = try await calling("creating a session in \(profile.name)") {
             try await profile.backend.createSession(SessionCreateRequest(title: body["title"]?.string, directory: body["directory"]?.string))
+        }
+        if let model {
+            do {
+                try journal.log.setModel(model, profile: profile.name, session: created.id)
+            } catch {
+                throw ProblemDetails(.unavailable, "session \(created.id) was created, but its model could not be kept",
+                                     detail: "the gateway's database failed (\(error)); name the model in each turn instead")
+            }
         }
         sessionFollows[profile.name]?.request(created.id)
         return JSONResponse.ok(created.json, status: .created)
@@ -56,8 +65,10 @@ extension GatewayAPI {
         guard let text = body["text"]?.string, !text.isEmpty else {
             throw ProblemDetails(.badRequest, "no prompt text", detail: "send {\"text\":\"…\"} (and optionally \"model\")")
         }
+        // The turn's own model, else the one its session was created with, else the backend's default.
+        let model = try Self.model(body) ?? (try? journal.log.model(profile: profile.name, session: id)) ?? nil
         let receipt = try await calling("starting a turn in session \(id)") {
-            try await profile.backend.send(SendRequest(session: id, text: text, model: body["model"]?.string))
+            try await profile.backend.send(SendRequest(session: id, text: text, model: model))
         }
         // A per-session backend: this turn gets a follower of its own, from its first event; the
         // session is followed for turns started elsewhere — once the backend took the turn, so
@@ -73,5 +84,15 @@ extension GatewayAPI {
         let id = try session(context)
         try await calling("aborting the turn in session \(id)") { try await profile.backend.abort(session: id, turn: nil) }
         return JSONResponse.ok(["session": .string(id)], status: .accepted)
+    }
+
+    /// A body's `model`: absent, or a non-empty string.
+    static func model(_ body: JSONObject) throws -> String? {
+        guard let value = body["model"], !value.isNull else { return nil }
+        guard let model = value.string, !model.allSatisfy(\.isWhitespace) else {
+            throw ProblemDetails(.badRequest, "model must be a non-empty string",
+                                 detail: "name a model as GET /v1/profiles/{profile}/models lists it, e.g. \"anthropic/claude-sonnet-4\"")
+        }
+        return model
     }
 }

@@ -14,6 +14,14 @@ enum JSONResponse {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
+    /// A JSON document as stored (the OpenAPI document: served byte for byte as committed).
+    static func bytes(_ body: [UInt8], contentType: String = "application/json") -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = contentType
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
     /// A JSON array of already-serialized JSON texts.
     static func array(_ items: [String]) -> Response {
         raw("[" + items.joined(separator: ",") + "]")

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import TetherCore
 
@@ -17,8 +18,16 @@ public final class ServedProfile: Sendable {
 
     public var connectionState: JSONObject { connection.withLock { $0 } }
 
-    func noteConnection(_ data: JSONObject) {
-        connection.withLock { $0 = data }
+    /// Keeps `since`: when the profile entered its current state (the page says "backend down
+    /// since …"); a report of the same state again keeps the first time.
+    func noteConnection(_ data: JSONObject, now: Double = Date().timeIntervalSince1970 * 1000) {
+        connection.withLock { current in
+            var data = data
+            let same = current["state"]?.string == data["state"]?.string
+            data["since"] = same ? current["since"] ?? .string(EventCodec.timestamp(milliseconds: now))
+                : .string(EventCodec.timestamp(milliseconds: now))
+            current = data
+        }
     }
 
     /// Stamps an event with this profile, as the CLI's printer does.

@@ -24,7 +24,7 @@ struct Tether: AsyncParsableCommand {
             EventsCommand.self, ApprovalsCommand.self, ApproveCommand.self, AbortCommand.self,
             NotificationsCommand.self, TunnelCommand.self, SSECommand.self, SimulateCommand.self, DemoCommand.self,
             ACPCommand.self,
-            ServeCommand.self,
+            ServeCommand.self, PairCommand.self,
         ]
     )
 

@@ -65,6 +65,12 @@ if curl -sf "$URL/v1/openapi.json" -o "$WORK/openapi.json" && \
 else
     cat "$WORK/validator.log"; fail "openapi-spec-validator on GET /v1/openapi.json"
 fi
+# The served document is the committed file, byte for byte (it is embedded at build time).
+if cmp -s "$WORK/openapi.json" "$ROOT/Sources/TetherGateway/Page/openapi.json"; then
+    pass "GET /v1/openapi.json is Sources/TetherGateway/Page/openapi.json byte for byte"
+else
+    fail "GET /v1/openapi.json differs from Sources/TetherGateway/Page/openapi.json (rebuild the binary?)"
+fi
 
 # 4. Schemathesis against the live gateway, with the real profile and a real session as the path
 # parameters (random ones would only ever reach the 404 of an unknown profile). /v1/events is left out: without format=json it is an

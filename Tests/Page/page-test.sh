@@ -17,6 +17,13 @@ source "$ROOT/Tests/script-support.sh"
 fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
 
 mkdir -p "$OUT"
+
+# The page's scripts parse (`make test-setup` installs Debian's nodejs): a syntax error would
+# otherwise show only as a blank page.
+command -v node >/dev/null || fail "node not found (make test-setup installs Debian's nodejs)"
+for script in "$ROOT"/Sources/TetherGateway/Page/*.js; do
+    node --check "$script" || fail "node --check ${script#"$ROOT"/}"
+done
 ensure_venv "$VENV" "selenium==$SELENIUM_VERSION" || fail "pip install selenium==$SELENIUM_VERSION"
 
 CHROMIUM="${CHROMIUM:-$(command -v chromium || true)}"

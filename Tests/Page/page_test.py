@@ -26,6 +26,7 @@ from selenium.webdriver.common.by import By
 TETHER = os.environ["TETHER_BIN"]
 OUT = os.environ["PAGE_OUT"]  # .build-page: screenshots and logs
 TOKEN = "page-test-token-5b1e"
+CW_TOKEN = "page-test-worker-7c2d"
 PLAIN_PROMPT = "Say hello in three words"
 PLAIN_ANSWER = ("Hello from the OpenCode simulator. You said: \u201cSay hello in three words\u201d. "
                 "Nothing here needs a tool, so this streamed text is the whole answer.")
@@ -91,7 +92,7 @@ class Gateway:
         self.runs += 1
         out = open(os.path.join(self.work, "serve%d.out" % self.runs), "w")
         err = open(os.path.join(self.work, "serve%d.err" % self.runs), "w")
-        env = dict(os.environ, PAGE_TOKEN=TOKEN, XDG_STATE_HOME=os.path.join(self.work, "state"))
+        env = dict(os.environ, PAGE_TOKEN=TOKEN, CW_TOKEN=CW_TOKEN, XDG_STATE_HOME=os.path.join(self.work, "state"))
         self.process = subprocess.Popen([TETHER, "--config", self.config, "serve", "--listen", "127.0.0.1:%d" % self.port,
                                          "--db", self.db], stdout=out, stderr=err, env=env)
         line = json.loads(first_line(out.name))
@@ -213,6 +214,25 @@ class Page:
         field.send_keys(token)
         self.driver.find_element(By.ID, "login-submit").click()
 
+    def at_end(self):
+        """Whether the page is scrolled to its end (the newest message and the prompt box in view)."""
+        return self.js("const s = document.scrollingElement; return s.scrollHeight - (s.scrollTop + window.innerHeight) < 130;")
+
+    def newest_in_view(self):
+        """The newest element of the open transcript is inside the viewport."""
+        return self.js("""
+            const items = document.querySelectorAll('#transcript > *');
+            if (!items.length) return false;
+            const r = items[items.length - 1].getBoundingClientRect();
+            return r.bottom > 0 && r.top < window.innerHeight;""")
+
+    def size(self, width, height):
+        """The phone (390×844, touch) or the desktop (1280×800)."""
+        mobile = width < 1000
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+        self.driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": mobile})
+        time.sleep(0.3)
+
     def part_texts(self):
         """data-part-id -> [body text of each element with that id] in the open transcript."""
         return self.js("""
@@ -273,8 +293,8 @@ def login(page):
     page.login(TOKEN)
     wait_for("the main view", lambda: page.visible("app"))
     profile = wait_for("profile oc", lambda: page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=oc]"))
-    state = wait_for("a connected state", lambda: "connected" in profile[0].text and profile[0].text)
-    check("login shows the profiles with their connection state", "connected" in state, state)
+    state = wait_for("a connected state", lambda: "Connected" in profile[0].text and profile[0].text)
+    check("login shows the profiles with their connection state in words", "Connected" in state, state)
     stored = page.js("return JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie;")
     check("the token is not stored by the page (the cookie is HttpOnly)", TOKEN not in stored and "tether_session" not in stored, stored)
 
@@ -289,6 +309,9 @@ def streamed_turn(page, context):
     entry[0].click()
     wait_for("the open transcript", lambda: page.driver.find_elements(
         By.CSS_SELECTOR, '#transcript[data-profile=oc][data-session-id="%s"]' % session))
+    fragment = page.js("return location.hash;")
+    check("the open session has its own URL fragment (%s)" % fragment, fragment == "#/s/oc/" + session)
+    check("on the phone the session replaces the list", not page.js("return !!document.getElementById('side').getClientRects().length;"))
     page.send(PLAIN_PROMPT)
     seen = set()
 
@@ -340,14 +363,21 @@ def approval(page, context):
     gateway = page.gateway
     session = context["session"]
     page.send(APPROVAL_PROMPT)
-    card = wait_for("an approval card", lambda: page.driver.find_elements(
-        By.CSS_SELECTOR, '[data-approval-id][data-profile=oc][data-session-id="%s"]' % session), timeout=30)[0]
+    card = wait_for("an approval card in the open session", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '#transcript [data-approval-id][data-profile=oc][data-session-id="%s"]' % session), timeout=30)[0]
     shown_at = time.time()
     logged_request = [e for e in gateway.logged(session) if e["type"] == "approval.requested"][-1]
     requested = logged_request["data"]
     logged_at = datetime.datetime.strptime(logged_request["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
     check("the card is on the page within 10 s of approval.requested (%.1f s)" % (shown_at - logged_at), shown_at - logged_at < 10)
     check("the card is the logged approval", card.get_attribute("data-approval-id") == requested["id"])
+    listed = page.driver.find_elements(By.CSS_SELECTOR, '#approval-list [data-approval-id="%s"]' % requested["id"])
+    check("the same approval is also on the main view's list", len(listed) == 1)
+    before = page.js("const p = arguments[0].previousElementSibling; return p ? [p.dataset.partId || '', p.className, p.textContent] : null;", card)
+    tool_parts = {e["part"] for e in gateway.logged(session) if e["type"].startswith("part.") and e["data"].get("kind") in ("tool", "command")}
+    check("in the session it follows the tool call that asked (%s)" % (before and before[2][:60]),
+          before is not None and before[0] in tool_parts and "tool" in before[1], json.dumps([before, sorted(tool_parts)]))
+    check("the session view follows it: the card is in view", page.at_end())
     options = [b.get_attribute("data-decision") for b in card.find_elements(By.CSS_SELECTOR, "button[data-decision]")]
     check("one button per option %s" % options, options == requested["options"], str(requested["options"]))
     text = card.text
@@ -357,12 +387,12 @@ def approval(page, context):
     check("the header counts it (%s)" % count, count == "1")
 
     # The phone layout, with the card on screen.
-    page.js("document.querySelector('[data-approval-id]').scrollIntoView({block: 'center'});")
+    page.js("document.querySelector('#transcript [data-approval-id]').scrollIntoView({block: 'center'});")
     time.sleep(0.3)
     shot = os.path.join(OUT, "page-phone.png")
     page.driver.save_screenshot(shot)
     check("a 390×844 screenshot is saved at " + shot, os.path.getsize(shot) > 1000)
-    heights = page.js("return [...document.querySelectorAll('[data-approval-id] button')].map(b => b.getBoundingClientRect().height);")
+    heights = page.js("return [...document.querySelectorAll('#transcript [data-approval-id] button')].map(b => b.getBoundingClientRect().height);")
     check("approval buttons are at least 44 px tall %s" % heights, heights and min(heights) >= 44)
     phone_checks(page)
 
@@ -378,12 +408,15 @@ def approval(page, context):
     check("the simulator received accept and the turn completed with its answer",
           [APPROVAL_ANSWER] in texts.values(), json.dumps(texts, ensure_ascii=False))
     tools = page.js("return [...document.querySelectorAll('#transcript details.tool')].map(d => [d.open, d.querySelector('summary').textContent]);")
-    check("the finished tool is collapsed, named and marked completed %s" % tools,
-          tools and all(not is_open and "completed" in summary for is_open, summary in tools))
+    check("the finished tool is collapsed, named and marked Completed %s" % tools,
+          tools and all(not is_open and "Completed" in summary for is_open, summary in tools))
+    raw = page.js("return document.body.innerText;")
+    check("no raw schema words on screen", not any(w in raw for w in ["waiting_approval", "file_change", "null"]), raw[:400])
     reasoning = page.js("return [...document.querySelectorAll('#transcript details.reasoning')].map(d => d.open);")
     check("reasoning is collapsed", reasoning and not any(reasoning), str(reasoning))
     plan = wait_for("the plan", lambda: page.driver.find_element(By.ID, "plan").text, timeout=5)
-    check("the plan/todos are shown (%r)" % plan, "Remove the build directory" in plan and "completed" in plan and "null" not in plan)
+    check("the plan/todos are shown in words (%r)" % plan, "Remove the build directory" in plan and "Done" in plan and "null" not in plan
+          and "completed" not in plan)
     usage = page.driver.find_element(By.ID, "usage").text
     check("usage is shown (%s)" % usage, "in" in usage and "out" in usage)
 
@@ -480,12 +513,12 @@ def history_on_open(page, context):
     gateway = page.gateway
     session = context["session"]
     page.driver.refresh()
-    # The cookie keeps the login across a reload; the page itself kept nothing.
+    # The cookie keeps the login across a reload; the page itself kept nothing. The session's
+    # own URL opens it again.
     wait_for("the main view after a reload", lambda: page.visible("app"), timeout=15)
-    entry = wait_for("the session in the list", lambda: page.driver.find_elements(
-        By.CSS_SELECTOR, '#profile-list [data-profile=oc][data-session-id="%s"]' % session))
-    entry[0].click()
     wait_for("the history", lambda: sum(t == [APPROVAL_ANSWER] for t in page.part_texts().values()) == 1, timeout=15)
+    check("a reload keeps the open session (its URL), from history, scrolled to its newest message",
+          page.js("return location.hash;") == "#/s/oc/" + session and wait_for("the end", page.at_end, timeout=5) and page.newest_in_view())
     texts = page.part_texts()
     duplicated = {part: t for part, t in texts.items() if len(t) != 1}
     check("a transcript opened later renders from history, every part once (%d parts)" % len(texts), not duplicated,
@@ -494,6 +527,259 @@ def history_on_open(page, context):
     wrong = {part: (text, texts.get(part)) for part, text in final.items() if part in texts and texts[part] != [text]}
     check("history shows each finished reply whole and exact (%d of %d logged)" % (len(set(final) & set(texts)), len(final)),
           not wrong and sum(t == [PLAIN_ANSWER] for t in texts.values()) == 3, json.dumps(wrong, ensure_ascii=False))
+
+def width_of(page):
+    return page.js("return window.innerWidth;")
+
+
+def open_from_list(page, profile, session):
+    """Back to the list (the page's own Back), then a tap on the session's entry."""
+    if page.js("return location.hash.startsWith('#/s/');") and page.js("return !!document.getElementById('back').getClientRects().length;"):
+        page.driver.find_element(By.ID, "back").click()
+    else:
+        page.js("location.hash = '#/';")
+    entry = wait_for("the session in the list", lambda: [e for e in page.driver.find_elements(
+        By.CSS_SELECTOR, '#profile-list [data-profile="%s"][data-session-id="%s"]' % (profile, session)) if e.is_displayed()])
+    page.js("window.scrollTo(0, 0);")
+    if width_of(page) < 1000:
+        page.driver.save_screenshot(os.path.join(OUT, "page-list-phone.png"))
+    entry[0].click()
+    wait_for("the open transcript", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '#transcript[data-profile="%s"][data-session-id="%s"] [data-part-id]' % (profile, session)), timeout=15)
+
+
+@scenario("a tap opens the session at its newest message")
+def tap_opens_session(page, context):
+    session = context["session"]
+    for width, height in [(390, 844), (1280, 800)]:
+        page.size(width, height)
+        page.js("window.__samePage = true;")
+        open_from_list(page, "oc", session)
+        end = wait_for("the end of the session", page.at_end, timeout=5)
+        check("%d×%d: a tap opens the session scrolled to its newest message (scrollY %d)" % (width, height, page.js("return window.scrollY;")),
+              end and page.newest_in_view() and page.js("return window.scrollY;") > 0)
+        page.driver.back()
+        wait_for("the list", lambda: page.js("return location.hash;") in ("#/", "", "#"), timeout=5)
+        side = page.js("return !!document.getElementById('side').getClientRects().length;")
+        check("%d×%d: the browser's Back returns to the list without a reload" % (width, height),
+              side and page.js("return window.__samePage === true;"))
+        if width >= 1000:
+            check("1280×800: the list and the open session side by side", True)  # checked in the desktop scenario
+        page.driver.forward()
+        wait_for("the session again", lambda: page.js("return location.hash;") == "#/s/oc/" + session, timeout=5)
+    page.size(390, 844)
+
+
+@scenario("markdown")
+def markdown(page, context):
+    """The OpenCode simulator echoes the prompt in its reply: Markdown in it is rendered as
+    elements, and markup that is not Markdown (HTML) stays text."""
+    before = len(page.turn_ends())
+    prompt = "Say **bold**, `code`, _em_ and [docs](https://example.com/d) <img src=x onerror=alert(1)>\n- one\n- two\n\n```\nlet x = 1\n```"
+    box = page.driver.find_element(By.ID, "prompt")
+    box.clear()
+    page.js("arguments[0].value = arguments[1];", box, prompt)
+    page.driver.find_element(By.ID, "send").click()
+    wait_for("the turn to complete", lambda: len(page.turn_ends()) > before, timeout=30)
+    found = page.js("""
+        const parts = [...document.querySelectorAll('#transcript .part.text.assistant')];
+        const body = parts[parts.length - 1].querySelector('.body');
+        return {strong: [...body.querySelectorAll('strong')].map(e => e.textContent),
+                code: [...body.querySelectorAll('code.md-code-span')].map(e => e.textContent),
+                em: [...body.querySelectorAll('em')].map(e => e.textContent),
+                url: [...body.querySelectorAll('.md-link .md-url')].map(e => e.textContent),
+                items: [...body.querySelectorAll('li')].map(e => e.textContent),
+                block: [...body.querySelectorAll('pre.md-code')].map(e => e.textContent),
+                img: body.querySelectorAll('img, a, script').length,
+                text: body.textContent};""")
+    check("Markdown is rendered as elements %s" % json.dumps({k: v for k, v in found.items() if k != "text"}),
+          found["strong"] == ["bold"] and "code" in found["code"] and found["em"] == ["em"] and found["url"] == ["https://example.com/d"]
+          and found["items"][:2] == ["one", "two"] and any("let x = 1" in b for b in found["block"]))
+    check("HTML in a reply stays text: no element made of it", found["img"] == 0 and "<img src=x onerror=alert(1)>" in found["text"])
+
+
+@scenario("file change")
+def file_change(page, context):
+    gateway = page.gateway
+    page.driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": "http://127.0.0.1:%d" % page.proxy.port, "permissions": ["notifications"]})
+    page.driver.refresh()  # the page reads the permission at start
+    wait_for("the main view", lambda: page.visible("app"), timeout=15)
+    wait_for("the service worker", lambda: page.js("return !!navigator.serviceWorker.controller;"), timeout=15)
+    session = gateway.request("POST", "/v1/profiles/cw/sessions", {"title": "Diff review"})["id"]
+    context["cw_session"] = session
+    page.js("location.hash = '#/';")
+    entry = wait_for("the new Codex session in the list", lambda: [e for e in page.driver.find_elements(
+        By.CSS_SELECTOR, '#profile-list [data-profile=cw][data-session-id="%s"]' % session) if e.is_displayed()], timeout=20)
+    entry[0].click()
+    wait_for("the open transcript", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=cw][data-session-id="%s"]' % session))
+    page.send("edit the README file")
+    card = wait_for("a file-change approval in the session", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '#transcript [data-approval-id][data-profile=cw][data-session-id="%s"]' % session), timeout=30)[0]
+    approval = card.get_attribute("data-approval-id")
+    requested = [e for e in gateway.logged(session) if e["type"] == "approval.requested"][-1]["data"]
+    logged_paths = [c["path"] for c in requested.get("changes", [])]
+    for width, height in [(390, 844), (1280, 800)]:
+        page.size(width, height)
+        card = page.driver.find_element(By.CSS_SELECTOR, '#transcript [data-approval-id="%s"]' % approval)
+        files = card.find_elements(By.CSS_SELECTOR, "[data-diff-file]")
+        paths = [f.get_attribute("data-diff-file") for f in files]
+        check("%d×%d: each changed file is an element with data-diff-file %s" % (width, height, paths), paths == logged_paths and paths[0].endswith("README.md"))
+        added = [l.text for l in files[0].find_elements(By.CSS_SELECTOR, "[data-diff-line=add]")]
+        check("%d×%d: added lines carry a visible + (%s)" % (width, height, added), added == ["+Edited by the simulated Codex agent."])
+        kind = files[0].find_element(By.CSS_SELECTOR, ".diff-head").text
+        check("%d×%d: the file's kind in words and its path (%r)" % (width, height, kind), kind.startswith("Changed") and "README.md" in kind)
+        order = page.js("""
+            const card = arguments[0];
+            const lines = card.querySelectorAll('[data-diff-line]'), buttons = card.querySelectorAll('button[data-decision]');
+            const last = lines[lines.length - 1], first = buttons[0];
+            return [!!(last.compareDocumentPosition(first) & Node.DOCUMENT_POSITION_FOLLOWING),
+                    last.getBoundingClientRect().bottom <= first.getBoundingClientRect().top];""", card)
+        check("%d×%d: the diff's lines come before the buttons %s" % (width, height, order), order == [True, True])
+        colours = page.js("""const c = arguments[0];
+            return [getComputedStyle(c.querySelector('[data-diff-line=add]')).backgroundColor,
+                    getComputedStyle(c.querySelector('[data-diff-line=context]')).backgroundColor];""", card)
+        check("%d×%d: added lines are coloured too %s" % (width, height, colours), colours[0] != colours[1])
+        page.js("arguments[0].scrollIntoView({block: 'center'});", card)
+        time.sleep(0.3)
+        shot = os.path.join(OUT, "page-diff-%s.png" % ("phone" if width < 1000 else "desktop"))
+        page.driver.save_screenshot(shot)
+        width_now = page.js("return document.scrollingElement.scrollWidth;")
+        check("%d×%d: no horizontal scroll with a diff on screen (scrollWidth %d)" % (width, height, width_now), width_now <= width)
+        raw = page.js("return document.body.innerText;")
+        check("%d×%d: no raw schema words on screen" % (width, height),
+              not any(w in raw for w in ["waiting_approval", "file_change", "in_progress", "null", "undefined"]), raw[:300])
+        if width >= 1000:
+            layout = page.js("""const side = document.getElementById('side').getBoundingClientRect(),
+                view = document.getElementById('session-view').getBoundingClientRect();
+                return [side.width > 0, view.width > 0, side.right <= view.left, view.width];""")
+            check("1280×800: the list beside the open session %s" % layout, layout[:3] == [True, True, True] and layout[3] > 600)
+    page.size(390, 844)
+    tags = page.driver.execute_async_script("""const done = arguments[0];
+        navigator.serviceWorker.ready.then(r => r.getNotifications()).then(list => done(list.map(n => n.tag)), e => done(String(e)));""")
+    check("a notification for the new approval, through the service worker (%s)" % tags, isinstance(tags, list) and approval in tags)
+    card = page.driver.find_element(By.CSS_SELECTOR, '#transcript [data-approval-id="%s"]' % approval)
+    card.find_element(By.CSS_SELECTOR, "button[data-decision=accept]").click()
+    wait_for("the card to go", lambda: not page.driver.find_elements(By.CSS_SELECTOR, '[data-approval-id="%s"]' % approval), timeout=10)
+    wait_for("the turn to complete", lambda: "completed" in page.turn_ends(), timeout=30)
+    part = wait_for("the file change part", lambda: page.driver.find_elements(By.CSS_SELECTOR, "#transcript details.file-change [data-diff-file]"), timeout=10)
+    check("the file_change part shows its diff (%s)" % part[0].get_attribute("data-diff-file"), part[0].get_attribute("data-diff-file") == logged_paths[0]
+          and "+Edited by the simulated Codex agent." in part[0].text)
+    summary = page.driver.find_element(By.CSS_SELECTOR, "#transcript details.file-change summary").text
+    check("its summary is in words (%r)" % summary, summary.startswith("File changes") and "file_change" not in summary)
+    tags = page.driver.execute_async_script("""const done = arguments[0];
+        navigator.serviceWorker.ready.then(r => r.getNotifications()).then(list => done(list.map(n => n.tag)), e => done(String(e)));""")
+    check("the answered approval's notification is gone (%s)" % tags, isinstance(tags, list) and approval not in tags)
+    page.js("location.hash = arguments[0];", "#/s/oc/" + context["session"])
+    wait_for("the OpenCode session again", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=oc] [data-part-id]'), timeout=15)
+
+
+@scenario("accept with amendment")
+def amendment(page, context):
+    """A Codex command approval offers Accept with amendment: its own input in the card (no
+    window.prompt), prefilled with the proposed rule; the decision carries the argv typed."""
+    gateway = page.gateway
+    session = context["cw_session"]
+    page.js("window.__prompted = 0; window.prompt = () => { window.__prompted++; return null; };")
+    page.js("location.hash = arguments[0];", "#/s/cw/" + session)
+    wait_for("the Codex session", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=cw] [data-part-id]'), timeout=15)
+    page.send("run the command")
+    card = wait_for("a command approval in the session", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '#transcript [data-approval-id][data-profile=cw]'), timeout=30)[0]
+    approval = card.get_attribute("data-approval-id")
+    card.find_element(By.CSS_SELECTOR, "button[data-decision=accept_with_amendment]").click()
+    field = wait_for("the amendment input", lambda: card.find_elements(By.CSS_SELECTOR, ".amendment input"), timeout=5)[0]
+    label = page.js("return arguments[0].labels[0].textContent;", field)
+    check("Accept with amendment opens its own labelled input (%r), prefilled with the proposal (%r)" % (label, field.get_attribute("value")),
+          label and field.get_attribute("value") == "swift build" and page.js("return window.__prompted;") == 0)
+    field.clear()
+    field.send_keys("swift build --configuration debug")
+    card.find_element(By.CSS_SELECTOR, ".amendment button[type=submit]").click()
+    wait_for("the card to go", lambda: not page.driver.find_elements(By.CSS_SELECTOR, '[data-approval-id="%s"]' % approval), timeout=10)
+    # By id across the log: the Codex Worker's answer event names no session (the one the
+    # gateway logs first may be that one).
+    resolved = wait_for("approval.resolved in the log", lambda: [
+        e for e in gateway.logged() if e["type"] == "approval.resolved" and e["data"]["id"] == approval])
+    check("the decision is accept_with_amendment (%s)" % resolved[0]["data"].get("decision"),
+          resolved[0]["data"].get("decision") == "accept_with_amendment", json.dumps(resolved[0]["data"]))
+    code = wait_for("the reply's code span", lambda: [c.text for c in page.driver.find_elements(By.CSS_SELECTOR, "#transcript .body code.md-code-span")], timeout=30)
+    check("Markdown: the reply's `swift build` is a code span, no backticks on screen (%s)" % code,
+          "swift build" in code and "`" not in page.js("return document.getElementById('transcript').innerText;"))
+    page.js("location.hash = arguments[0];", "#/s/oc/" + context["session"])
+    wait_for("the OpenCode session again", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=oc] [data-part-id]'), timeout=15)
+
+
+@scenario("new session")
+def new_session(page, context):
+    """New session with a title and a model (the OpenCode simulator lists one), at both sizes."""
+    gateway = page.gateway
+    for width, height in [(390, 844), (1280, 800)]:
+        page.size(width, height)
+        page.js("location.hash = '#/';")
+        card = wait_for("the oc profile", lambda: [c for c in page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=oc]") if c.is_displayed()])[0]
+        card.find_element(By.CSS_SELECTOR, "button.new-session").click()
+        form = wait_for("the new session form", lambda: card.find_elements(By.CSS_SELECTOR, "form.new-session-form"))[0]
+        select = wait_for("the model list", lambda: [s for s in form.find_elements(By.CSS_SELECTOR, "select[name=model]") if s.is_displayed()], timeout=10)[0]
+        options = [o.get_attribute("value") for o in select.find_elements(By.TAG_NAME, "option")]
+        check("%d×%d: New session offers the backend's models %s" % (width, height, options), options == ["", "anthropic/claude-sonnet-4"])
+        title = "From the page %d" % width
+        form.find_element(By.CSS_SELECTOR, "input[name=title]").send_keys(title)
+        select.find_element(By.CSS_SELECTOR, 'option[value="anthropic/claude-sonnet-4"]').click()
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait_for("the new session open", lambda: page.js("return location.hash.startsWith('#/s/oc/') && document.getElementById('session-title').textContent;") == title, timeout=15)
+        session = page.js("return document.getElementById('transcript').dataset.sessionId;")
+        check("%d×%d: the new session opens with its title (%s)" % (width, height, session), session != context["session"])
+        page.send(PLAIN_PROMPT)
+        wait_for("the turn", lambda: "completed" in page.turn_ends(), timeout=30)
+        started = [e for e in gateway.logged(session) if e["type"] == "turn.started"]
+        check("%d×%d: its turns run on the chosen model" % (width, height), started and started[-1]["data"].get("model") == "anthropic/claude-sonnet-4",
+              json.dumps(started[-1:]))
+    page.size(390, 844)
+    page.js("location.hash = arguments[0];", "#/s/oc/" + context["session"])
+    wait_for("the first session again", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=oc][data-session-id="%s"] [data-part-id]' % context["session"]), timeout=15)
+
+
+@scenario("question")
+def question(page, context):
+    """A question is answered in its card: its choices, an answer of one's own, Answer / Dismiss."""
+    page.send("Ask me which directory")
+    card = wait_for("a question in the session", lambda: page.driver.find_elements(
+        By.CSS_SELECTOR, '#transcript [data-approval-id][data-profile=oc] [data-question-form]'), timeout=30)[0]
+    legend = card.find_element(By.TAG_NAME, "legend").text
+    labels = [l.text for l in card.find_elements(By.CSS_SELECTOR, "label.choice .choice-label")]
+    check("the question and its choices are shown (%r, %s)" % (legend, labels), "Which directory should I clean?" in legend and labels == ["build", "dist"])
+    card.find_element(By.CSS_SELECTOR, "button[data-question-action=answer]").click()
+    problem = wait_for("the missing-answer message", lambda: card.find_element(By.CSS_SELECTOR, ".question-problem").text, timeout=5)
+    check("Answer without a choice says what is missing (%r)" % problem, "no answer" in problem)
+    choice = [l for l in card.find_elements(By.CSS_SELECTOR, "label.choice") if l.text.startswith("dist")][0]
+    height = page.js("return arguments[0].getBoundingClientRect().height;", choice)
+    check("each choice is a 44 px target (%d px)" % height, height >= 44)
+    choice.click()
+    card.find_element(By.CSS_SELECTOR, "button[data-question-action=answer]").click()
+    wait_for("the question to go", lambda: not page.driver.find_elements(By.CSS_SELECTOR, "#transcript [data-question-form]"), timeout=10)
+    wait_for("the answer reaching the agent", lambda: ["Understood: I'll clean dist and leave the rest alone."] in page.part_texts().values(), timeout=30)
+    check("the chosen answer reached the agent, which went on with it", True)
+
+
+@scenario("offline")
+def offline(page, context):
+    gateway = page.gateway
+    for width, height in [(390, 844), (1280, 800)]:
+        page.size(width, height)
+        wait_for("the service worker to control the page", lambda: page.js("return !!navigator.serviceWorker.controller;"), timeout=15)
+        gateway.stop()
+        page.driver.refresh()
+        text = wait_for("the offline notice", lambda: page.js(
+            "const o = document.getElementById('offline'); return o && !o.hidden && o.getClientRects().length ? o.textContent : null;"), timeout=15)
+        check("%d×%d: without the gateway the page opens from its service worker and says it is offline (%r)" % (width, height, text[:40]),
+              "Offline" in text)
+        gateway.start()
+        wait_for("the login form once the gateway is back", lambda: page.visible("login"), timeout=30)
+        page.login(TOKEN)
+        wait_for("the main view", lambda: page.visible("app"))
+        wait_for("the session again", lambda: page.driver.find_elements(By.CSS_SELECTOR, '#transcript[data-profile=oc] [data-part-id]'), timeout=15)
+        check("%d×%d: back online, the page logs in again and reopens its session" % (width, height),
+              page.js("return document.getElementById('offline').hidden;"))
+    page.size(390, 844)
 
 
 @scenario("long line")
@@ -541,6 +827,22 @@ def backend_down(page, context):
     simulator = context["opencode"]
     simulator.kill()
     simulator.wait(10)
+    session = context["session"]
+    for width, height in [(390, 844), (1280, 800)]:
+        page.size(width, height)
+        greyed = wait_for("the session greyed", lambda: page.js("""
+            const e = document.querySelector('#profile-list [data-profile=oc][data-session-id="' + arguments[0] + '"]');
+            const banner = document.querySelector('#profile-list [data-profile=oc] .down-since');
+            return e && e.classList.contains('down') && banner ? banner.textContent : null;""", session), timeout=20)
+        check("%d×%d: a backend stopped mid-session keeps its sessions, greyed (%r)" % (width, height, greyed), "Backend down since" in greyed)
+        new = page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=oc] .new-session")
+        check("%d×%d: New session is not offered while the backend is down" % (width, height), new and not new[0].is_displayed())
+        view = page.js("""const v = document.getElementById('session-view');
+            return [v.classList.contains('down'), document.getElementById('send').disabled, !document.getElementById('prompt-down').hidden,
+                    document.querySelectorAll('#transcript [data-part-id]').length];""")
+        check("%d×%d: the open session stays, greyed, and takes no prompt meanwhile %s" % (width, height, view),
+              view[:3] == [True, True, True] and view[3] > 0)
+    page.size(390, 844)
     gateway.stop()
     gateway.start()
     wait_for("the login form after the restart", lambda: page.visible("login"), timeout=20)
@@ -553,8 +855,14 @@ def backend_down(page, context):
     heard = wait_for("the approvals reload", lambda: page.js("return window.__unavailable;"), timeout=20)
     check("GET /v1/approvals names the down profile (%r)" % heard, heard == "oc")
     time.sleep(0.3)  # the reload's removals run right after the response
-    kept = page.driver.find_elements(By.CSS_SELECTOR, '[data-approval-id="%s"]' % approval)
+    kept = page.driver.find_elements(By.CSS_SELECTOR, '#approval-list [data-approval-id="%s"]' % approval)
     check("the down profile's approval card stays on the page", len(kept) == 1)
+    greyed = wait_for("the session greyed after the reload", lambda: page.js("""
+        const e = document.querySelector('#profile-list [data-profile=oc][data-session-id="' + arguments[0] + '"]');
+        return e && e.classList.contains('down') ? e.textContent : null;""", session), timeout=20)
+    check("after a reload the down backend's last known sessions are still listed, greyed (%r)" % greyed[:60], "page test" in greyed)
+    label = page.js("return document.querySelector('#approval-list [data-approval-id] .session-name').textContent;")
+    check("the reloaded approval card names its session by title (%r)" % label, label == "page test")
 
 
 @scenario("notifications")
@@ -585,6 +893,72 @@ def logout(page):
     check("logging in again after Log out shows the profiles", bool(page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=oc]")))
 
 
+def new_browser(width, height, work):
+    """A fresh browser: its own profile, no cookies."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=%d,%d" % (width, height),
+                 "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
+        options.add_argument(flag)
+    service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"), log_output=os.path.join(work, "chromedriver-pair.log"),
+                      env={**os.environ, "TMPDIR": work})
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 1000})
+    return driver
+
+
+@scenario("pairing")
+def pairing(page, work):
+    """`tether pair` beside the running gateway: its link logs a fresh browser in once; the same
+    link fails the second time."""
+    gateway = page.gateway
+    for width, height in [(390, 844), (1280, 800)]:
+        env = dict(os.environ, PAGE_TOKEN=TOKEN, CW_TOKEN=CW_TOKEN, XDG_STATE_HOME=os.path.join(gateway.work, "state"))
+        run = subprocess.run([TETHER, "--config", gateway.config, "pair", "--listen", "127.0.0.1:%d" % page.proxy.port, "--db", gateway.db],
+                             capture_output=True, text=True, env=env, timeout=30)
+        link = run.stdout.strip()
+        check("%d×%d: tether pair prints the link on stdout and a QR code on stderr" % (width, height),
+              run.returncode == 0 and link.startswith(page.url + "#pair=") and "\u2588" in run.stderr, run.stderr[-300:])
+        check("%d×%d: the link carries a one-time code, not the token" % (width, height), TOKEN not in link and TOKEN not in run.stderr)
+        first = new_browser(width, height, work)
+        try:
+            first.get(link)
+            wait_for("the paired browser's main view", lambda: first.execute_script(
+                "return !document.getElementById('app').hidden && document.querySelectorAll('#profile-list [data-profile]').length > 0;"), timeout=20)
+            check("%d×%d: the link logs a fresh browser in, with no token typed" % (width, height),
+                  first.execute_script("return document.getElementById('login').hidden;"))
+            check("%d×%d: the code is gone from the address bar" % (width, height), "pair=" not in first.current_url, first.current_url)
+        finally:
+            first.quit()
+        second = new_browser(width, height, work)
+        try:
+            second.get(link)
+            message = wait_for("the refusal", lambda: second.execute_script(
+                "const e = document.getElementById('login-error'); return !document.getElementById('login').hidden && e.textContent;"), timeout=20)
+            check("%d×%d: the same link fails the second time (%r)" % (width, height, message[:50]), "already used" in message)
+        finally:
+            second.quit()
+
+
+@scenario("no tokens")
+def no_tokens(page, work):
+    """A gateway without tokens (loopback only) has nothing to log out of: no Log out."""
+    open_gateway = Gateway(os.path.join(work, "open"))
+    os.makedirs(open_gateway.work)
+    with open(open_gateway.config, "w") as config:
+        config.write('[profiles.desk]\nbackend = "notification"\nurl = "%s"\n' % page.relay_url)
+    os.chmod(open_gateway.config, 0o600)
+    open_gateway.start()
+    try:
+        for width, height in [(390, 844), (1280, 800)]:
+            page.size(width, height)
+            page.driver.get(open_gateway.url + "/")
+            wait_for("the main view without login", lambda: page.visible("app") and page.driver.find_elements(By.CSS_SELECTOR, "#profile-list [data-profile=desk]"), timeout=15)
+            check("%d×%d: without tokens the page opens without login and offers no Log out" % (width, height), not page.visible("logout"))
+    finally:
+        open_gateway.stop()
+
+
 def main():
     work = tempfile.mkdtemp(prefix="tether-page-")
     processes = []
@@ -599,10 +973,16 @@ def main():
         processes.append(subprocess.Popen([TETHER, "simulate", "notification", "--listen", "127.0.0.1:0"],
                                           stdout=open(relay_out, "w"), stderr=open(os.path.join(work, "relay.err"), "w")))
         relay_url = first_line(relay_out)
+        # A Codex Worker: its file changes carry diffs.
+        worker_out = os.path.join(work, "worker.out")
+        processes.append(subprocess.Popen([TETHER, "simulate", "codex-worker", "--listen", "127.0.0.1:0", "--pacing", "60", "--token", CW_TOKEN],
+                                          stdout=open(worker_out, "w"), stderr=open(os.path.join(work, "worker.err"), "w")))
+        worker_url = first_line(worker_out)
         gateway = Gateway(work)
         with open(gateway.config, "w") as config:
             config.write('[profiles.oc]\nbackend = "opencode"\nurl = "%s"\n\n[profiles.desk]\nbackend = "notification"\nurl = "%s"\n\n'
-                         '[serve]\ntokens = [{ env = "PAGE_TOKEN" }]\n' % (sim_url, relay_url))
+                         '[profiles.cw]\nbackend = "codex-worker"\nurl = "%s"\ntoken = { env = "CW_TOKEN" }\n\n'
+                         '[serve]\ntokens = [{ env = "PAGE_TOKEN" }]\n' % (sim_url, relay_url, worker_url))
         os.chmod(gateway.config, 0o600)
         gateway.start()
 
@@ -623,6 +1003,7 @@ def main():
         driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True})
         proxy = DroppingProxy(gateway.port)
         page = Page(driver, gateway, proxy)
+        page.relay_url = relay_url
         context = {"opencode": processes[0]}
         started = time.monotonic()
         wrong_token(page)
@@ -635,11 +1016,21 @@ def main():
             network_drop(page, context)
             abort(page, context)
             history_on_open(page, context)
+            tap_opens_session(page, context)
             long_line(page, context)
+            markdown(page, context)
+            file_change(page, context)
+            if "cw_session" in context:
+                amendment(page, context)
+            question(page, context)
+            new_session(page, context)
+            offline(page, context)
             log_reset(page, context)
             backend_down(page, context)  # last: the OpenCode simulator stays down
             notifications(page)
         logout(page)
+        pairing(page, work)
+        no_tokens(page, work)
         print("browser scenarios took %.1f s" % (time.monotonic() - started))
         logs = driver.get_log("browser")
         # Failed loads ("source": "network") are the test's own doing: 401s, the cut and the restart.

@@ -339,6 +339,146 @@ import Glibc
         }
     }
 
+    /// The page's files and the OpenAPI document live in Sources/TetherGateway/Page and are
+    /// embedded at build time: what the binary serves is each committed file, byte for byte.
+    @Test func theServedAssetsAreTheCommittedFilesByteForByte() async throws {
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/TetherGateway/Page").standardized
+        try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": "page-test-token"]) { gateway in
+            try await gateway.start()
+            for (path, file, auth) in [("/v1/openapi.json", "openapi.json", true), ("/", "index.html", false),
+                                       ("/app.js", "app.js", false), ("/app.css", "app.css", false), ("/icon.svg", "icon.svg", false),
+                                       ("/sw.js", "sw.js", false), ("/manifest.webmanifest", "manifest.webmanifest", false)] {
+                let committed = try Data(contentsOf: page.appendingPathComponent(file))
+                let reply = try await gateway.get(path, headers: auth ? ["Authorization: Bearer page-test-token"] : [])
+                #expect(reply.status == 200, "\(path)")
+                #expect(Array(reply.body.utf8) == Array(committed), "\(path) is not Page/\(file) byte for byte")
+            }
+            let document = try await gateway.get("/v1/openapi.json", headers: ["Authorization: Bearer page-test-token"])
+            #expect(document.headers["content-type"]?.hasPrefix("application/json") == true)
+            #expect(document.json?["openapi"]?.string == "3.1.0")
+            // The icons are binary: downloaded to a file and compared as bytes.
+            for size in [192, 512] {
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("tether-icon-\(UUID().uuidString).png")
+                defer { try? FileManager.default.removeItem(at: file) }
+                let type = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", file.path, "-w", "%{http_code} %{content_type}", gateway.url + "/icon-\(size).png"])
+                #expect(type == "200 image/png", "\(type)")
+                #expect(try Data(contentsOf: file) == Data(contentsOf: page.appendingPathComponent("icon-\(size).png")), "icon-\(size).png")
+            }
+            // The page's CSP lets it load its manifest and register its service worker, nothing else.
+            let csp = try await gateway.get("/").headers["content-security-policy"] ?? ""
+            #expect(csp.contains("manifest-src 'self'") && csp.contains("worker-src 'self'") && csp.contains("default-src 'none'"))
+            // The page offers "Log out" only when there are tokens to log in with.
+            #expect(try await gateway.get("/v1/health").json?["auth"] == "token")
+        }
+    }
+
+    /// `tether pair` beside a running gateway: a one-time link whose code (never the token) is
+    /// traded once for a login cookie.
+    @Test func aPairingLinkLogsOneBrowserInOnce() async throws {
+        let token = "gw-pair-token-0d9e51"
+        try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": token]) { gateway in
+            try await gateway.start()
+            let port = try #require(URL(string: gateway.url)?.port)
+            let paired = try await TetherProcess.run(["--config", gateway.config.path, "pair", "--listen", "127.0.0.1:\(port)", "--db", gateway.database],
+                                                     environment: gateway.environment.merging(["GW_TOKEN": token]) { $1 })
+            #expect(paired.status == 0, "\(paired.stderr)")
+            // The URL alone on stdout (data); the QR code and the words on stderr.
+            #expect(paired.lines.count == 1, "\(paired.stdout)")
+            let link = try #require(paired.lines.first)
+            #expect(link.hasPrefix(gateway.url + "/#pair="), "\(link)")
+            #expect(paired.stderr.contains("█") && paired.stderr.contains("5 minutes"))
+            #expect(!paired.stdout.contains(token) && !paired.stderr.contains(token))
+            let code = String(link.split(separator: "=", maxSplits: 1)[1])
+
+            #expect(try await gateway.post("/v1/pair", json: "{\"code\":\"wrong-code-aaaaaaaaaaa\"}").status == 401)
+            let first = try await gateway.post("/v1/pair", json: "{\"code\":\"\(code)\"}")
+            #expect(first.status == 200, "\(first.body)")
+            let setCookie = try #require(first.headers["set-cookie"])
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"))
+            #expect(!first.body.contains(token) && !setCookie.contains(token) && !setCookie.contains(code))
+            let cookie = String(setCookie.split(separator: ";")[0])
+            #expect(try await gateway.get("/v1/profiles", headers: ["Cookie: \(cookie)"]).status == 200)
+            let again = try await gateway.post("/v1/pair", json: "{\"code\":\"\(code)\"}")
+            #expect(again.status == 401 && again.json?["code"] == "unauthorized" && again.headers["set-cookie"] == nil, "\(again.body)")
+            #expect(again.body.contains("already used or has expired"))
+            // Port 0 names no gateway: no link.
+            let anyPort = try await TetherProcess.run(["--config", gateway.config.path, "pair", "--listen", "127.0.0.1:0", "--db", gateway.database],
+                                                      environment: gateway.environment)
+            #expect(anyPort.status == 64 && anyPort.stdout.isEmpty && anyPort.stderr.contains("port"), "\(anyPort.stderr)")
+            // A form post (not JSON) cannot pair.
+            #expect(try await Curl.request("POST", gateway.url + "/v1/pair", headers: ["Content-Type: application/x-www-form-urlencoded"],
+                                           body: "code=\(code)").status == 415)
+        }
+    }
+
+    /// `tether serve --pair`: stdout stays the one JSON line; the link (with the bound port)
+    /// and its QR code go to stderr, and the link works once.
+    @Test func servePairPrintsALinkOnStderrThatWorksOnce() async throws {
+        try await withGateway(serveTable: "[serve]\ntokens = [{ env = \"GW_TOKEN\" }]", environment: ["GW_TOKEN": "gw-serve-pair-token-1"]) { gateway in
+            try await gateway.start(["--pair"])
+            let process = try #require(gateway.process)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !process.stderrText.contains("#pair="), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            let stderr = process.stderrText
+            let link = try #require(stderr.split(separator: "\n").first { $0.hasPrefix(gateway.url + "/#pair=") }, "\(stderr)")
+            #expect(stderr.contains("█") && !stderr.contains("gw-serve-pair-token-1"))
+            #expect(process.stdoutLines.count == 1, "\(process.stdoutLines)")
+            let code = String(link.split(separator: "=", maxSplits: 1)[1])
+            #expect(try await gateway.post("/v1/pair", json: "{\"code\":\"\(code)\"}").status == 200)
+            #expect(try await gateway.post("/v1/pair", json: "{\"code\":\"\(code)\"}").status == 401)
+        }
+    }
+
+    /// Models: listed where the backend can (OpenCode), 404 `unsupported` where it cannot (the
+    /// Codex Worker); a session created with a model runs its turns on it unless a turn names another.
+    @Test func aSessionCreatedWithAModelRunsItsTurnsOnIt() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let models = try await gateway.get("/v1/profiles/oc/models")
+            #expect(models.status == 200 && models.json?.array?.first?["id"] == "anthropic/claude-sonnet-4", "\(models.body)")
+            #expect(models.json?.array?.first?["name"]?.string?.contains("Claude Sonnet 4") == true)
+            let created = try await gateway.post("/v1/profiles/oc/sessions", json: "{\"title\":\"m\",\"model\":\"anthropic/claude-opus-9\"}")
+            #expect(created.status == 201, "\(created.body)")
+            let session = try #require(created.json?["id"]?.string)
+            #expect(try await gateway.post("/v1/profiles/oc/sessions/\(session)/turns", json: "{\"text\":\"\(Self.plainPrompt)\"}").status == 202)
+            let first = try await gateway.waitForLogged { $0["type"]?.string == "turn.started" && $0["session"]?.string == session }
+            #expect(first["data"]?["model"] == "anthropic/claude-opus-9", "\(first)")
+            #expect(try await gateway.post("/v1/profiles/oc/sessions/\(session)/turns",
+                                           json: "{\"text\":\"\(Self.plainPrompt)\",\"model\":\"anthropic/claude-sonnet-4\"}").status == 202)
+            let second = try await gateway.waitForLogged { $0["type"]?.string == "turn.started" && $0["session"]?.string == session && $0["seq"] != first["seq"] }
+            #expect(second["data"]?["model"] == "anthropic/claude-sonnet-4", "a turn's own model wins: \(second)")
+            #expect(try await gateway.post("/v1/profiles/oc/sessions", json: "{\"model\":\" \"}").status == 400)
+        }
+        try await withGatewayOverAWorker { gateway, _ in
+            let refused = try await gateway.get("/v1/profiles/w/models")
+            #expect(refused.status == 404 && refused.json?["code"] == "unsupported", "\(refused.body)")
+        }
+    }
+
+    /// A question is answered through the API with its answers (the chosen labels, one list per
+    /// question), which reach the backend; malformed answers, or answers with another decision, are 400.
+    @Test func aQuestionIsAnsweredWithItsAnswers() async throws {
+        try await withGateway { gateway in
+            try await gateway.start()
+            let (session, id) = try await gateway.requestApproval("Ask me which directory")
+            let path = "/v1/profiles/oc/approvals/\(id)"
+            for body in ["{\"decision\":\"accept\",\"answers\":[]}", "{\"decision\":\"accept\",\"answers\":[[]]}",
+                         "{\"decision\":\"accept\",\"answers\":[[\"dist\",3]]}", "{\"decision\":\"accept\",\"answers\":\"dist\"}",
+                         "{\"decision\":\"decline\",\"answers\":[[\"dist\"]]}"] {
+                let refused = try await gateway.post(path, json: body)
+                #expect(refused.status == 400, "\(body): \(refused.body)")
+            }
+            let answered = try await gateway.post(path, json: "{\"decision\":\"accept\",\"answers\":[[\"dist\"]]}")
+            #expect(answered.status == 200, "\(answered.body)")
+            // The simulator answers with the choice it received.
+            let reply = try await gateway.waitForLogged {
+                $0["type"] == "part.completed" && $0["session"]?.string == session && $0["data"]?["text"]?.string?.contains("clean dist") == true
+            }
+            #expect(reply["data"]?["text"]?.string == "Understood: I'll clean dist and leave the rest alone.")
+        }
+    }
+
     /// A running `tether serve -p w` over a Codex Worker simulator (profile `w`).
     func withGatewayOverAWorker(_ body: (GatewayFixture, CodexWorkerSimulator) async throws -> Void) async throws {
         let worker = CodexWorkerSimulator(options: .init(token: "t0ken"), logger: Logger(label: "sim") { _ in SwiftLogNoOpLogHandler() })
@@ -474,6 +614,8 @@ import Glibc
             try await gateway.start()
             let port = URL(string: gateway.url)?.port ?? 0
             #expect(try await gateway.get("/v1/profiles").status == 200)
+            // Nothing to log out of: the page hides "Log out".
+            #expect(try await gateway.get("/v1/health").json?["auth"] == "none")
             #expect(try await gateway.get("/v1/profiles", headers: ["Origin: \(gateway.url)"]).status == 200)
             let crossSite = try await gateway.post("/v1/profiles/oc/sessions", json: "{}", headers: ["Origin: https://evil.example"])
             #expect(crossSite.status == 403 && crossSite.body.contains("evil.example"), "\(crossSite.body)")

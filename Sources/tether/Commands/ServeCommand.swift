@@ -21,7 +21,11 @@ struct ServeCommand: AsyncParsableCommand {
 
             Routes (all under /v1; see GET /v1/openapi.json): health, profiles, events (SSE; \
             ?format=json for long-poll), approvals, profiles/P/sessions[/ID[/history|/turns|/abort]], \
-            profiles/P/approvals/ID, profiles/P/notifications, login, logout.
+            profiles/P/models, profiles/P/approvals/ID, profiles/P/notifications, login, logout, pair. \
+            The page is at /.
+
+            --pair (or `tether pair` beside a running gateway) prints a one-time link and its QR \
+            code on stderr: opened within 5 minutes, it logs one browser in, once.
 
             Config ([serve] table; flags override): listen, db, retain_days, tokens (secrets: \
             { env = "NAME" } or { file = "PATH" }), notify = { url = "https://ntfy.example/topic" } (one text/plain \
@@ -48,6 +52,8 @@ struct ServeCommand: AsyncParsableCommand {
     var db: String?
     @Option(help: ArgumentHelp("Keep events this many days (default: [serve] retain_days, else 7; fractions work).", valueName: "days"))
     var retain: Double?
+    @Flag(help: "Once listening, print a one-time link and its QR code on stderr that log one browser in (as `tether pair`).")
+    var pair = false
 
     func validate() throws {
         if let retain, !(retain.isFinite && retain > 0) {
@@ -74,10 +80,23 @@ struct ServeCommand: AsyncParsableCommand {
             StatusLine.shared.clear()
             let gateway = Gateway(configuration: gatewayConfiguration, profiles: served, logger: context.logger)
             let database = gatewayConfiguration.databasePath
+            let pairing = pair ? (listen: gatewayConfiguration.listen, publicURL: gatewayConfiguration.publicURL, logger: context.logger) : nil
             do {
                 try await gateway.run { url in
                     let line: JSONValue = ["listen": .string(url), "db": .string(database), "profiles": JSONValue(names)]
                     LineOutput.standardOutput.write(line.serialized + "\n")
+                    // stdout keeps its one JSON line: the link is for the person at the terminal.
+                    if let pairing {
+                        do {
+                            // The port actually bound (--listen may say 0); 0.0.0.0 is no address to open.
+                            let bound = ListenAddress(host: pairing.listen.host, port: URL(string: url)?.port ?? pairing.listen.port)
+                            let link = try PairingLink.mint(database: database, base: PairingLink.base(listen: bound, publicURL: pairing.publicURL),
+                                                            logger: pairing.logger)
+                            PairingLink.show(link, listen: bound, publicURL: pairing.publicURL, withURL: true)
+                        } catch {
+                            pairing.logger.error("cannot make a pairing link", metadata: ["error": "\(error)"])
+                        }
+                    }
                 }
             } catch let error as GatewayStartError {
                 throw TetherError(.configuration, error.description, hint: error.hint)
