@@ -287,7 +287,7 @@ public struct CodexAppServerBackend: Backend {
         let client = subscription.connection.client
         let threads: [String]
         if let session { threads = [try threadID(session)] } else { threads = try await activeThreads(client) }
-        var mapper = CodexAppServerMapper()
+        var mapper = CodexAppServerMapper(answersQuestions: true)
         // Codex sends a thread's pending requests again when it is resumed; nothing else lists them.
         for thread in threads {
             do {

@@ -39,7 +39,7 @@ struct CodexAppServerStreamMachine {
         var newProcessPerConnection: Bool
     }
 
-    private(set) var mapper = CodexAppServerMapper()
+    private(set) var mapper = CodexAppServerMapper(answersQuestions: true)
     private var filter: EventFilter
     private let keepsRaw: Bool
     private let configuration: Configuration

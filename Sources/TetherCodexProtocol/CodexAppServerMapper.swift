@@ -112,8 +112,13 @@ public struct CodexAppServerMapper: Sendable {
     /// The last session id made: a stream names the same scope and thread frame after frame.
     private var lastSession: (scope: String?, thread: String, id: String)?
 
-    public init(textLimits: TextLimits = TextLimits()) {
+    /// Whether the backend answers Codex's questions (`requestUserInput`): they then offer
+    /// accept (with answers) and decline; otherwise nothing, as there is no way to answer.
+    public let answersQuestions: Bool
+
+    public init(textLimits: TextLimits = TextLimits(), answersQuestions: Bool = false) {
         self.textLimits = textLimits
+        self.answersQuestions = answersQuestions
     }
 
     /// The last two state keys made: a busy stream asks for its turn's and its item's, line after line.
@@ -542,7 +547,7 @@ public struct CodexAppServerMapper: Sendable {
             if !questions.isEmpty { extra["questions"] = .array(questions) }
             let title = questions.first.flatMap { $0["question"]?.string ?? $0["header"]?.string } ?? "Codex asks a question"
             return Approval(id: approvalID.string, session: session, turn: turn, kind: .question, title: title,
-                            reason: reason, options: [.accept, .decline], risk: .low, extra: extra)
+                            reason: reason, options: answersQuestions ? [.accept, .decline] : [], risk: .low, extra: extra)
         }
     }
 
