@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import Logging
 import TetherSim
 
@@ -86,13 +87,12 @@ extension SimulateCommand {
     }
 }
 
-private final class TermCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
+private final class TermCounter: Sendable {
+    private let count = Mutex(0)
     func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        count += 1
-        return count
+        count.withLock { count in
+            count += 1
+            return count
+        }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import Logging
 import TetherCore
 import TetherSim
@@ -237,14 +238,13 @@ enum SignalSources {
     static func keep(_ sources: [any DispatchSourceSignal]) { retained += sources }
 }
 
-final class OnceFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = false
+final class OnceFlag: Sendable {
+    private let done = Mutex(false)
     func set() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if done { return false }
-        done = true
-        return true
+        done.withLock { done in
+            if done { return false }
+            done = true
+            return true
+        }
     }
 }
