@@ -111,6 +111,19 @@ struct CodexAppServerEventStream: Sendable {
                 }
                 try await execute(machine.resynced(threads, targetHasNoRollout: targetHasNoRollout, at: Event.now()),
                                   &machine, client, outbox)
+            case .resume(let ids):
+                guard let client else { continue }
+                try await outbox.flush()
+                var threads: [JSONValue] = []
+                for thread in ids {
+                    do {
+                        threads.append(try await backend.resume(client, thread: thread))
+                    } catch let error as TetherError where error.code == .notFound {
+                        machine.resumeFailed(thread)
+                        logger.debug("cannot resume a thread yet", metadata: ["thread": "\(thread)", "error": "\(error.message)"])
+                    }
+                }
+                try await execute(machine.resynced(threads, at: Event.now()), &machine, client, outbox)
             case .postPrompt:
                 guard let prompt = sendOnReady, let client else { continue }
                 try await outbox.flush()

@@ -22,6 +22,9 @@ struct CodexAppServerStreamMachine {
         /// `thread/resume` each of `threadsToRead(active:)` (after listing the active threads
         /// when `listsActiveThreads`), then feed the threads to `resynced`.
         case resync
+        /// `thread/resume` these threads (this connection is not subscribed to them yet: a turn
+        /// another client started in them reaches only subscribers), then feed them to `resynced`.
+        case resume([String])
         /// `send --follow`: call `postingPrompt`, send the prompt, then `promptSent`.
         case postPrompt
         /// The consumer lost messages (it fell behind): say so on stderr; a resync follows.
@@ -51,6 +54,8 @@ struct CodexAppServerStreamMachine {
     /// The target thread had no rollout (no turn yet) at the last resync, so the connection
     /// could not subscribe to it: once the prompt has started a turn, it is resumed.
     private var targetAwaitsRollout = false
+    /// The threads this connection is subscribed to (resumed, or asked to be).
+    private var subscribed: Set<String> = []
 
     init(request: EventsRequest, configuration: Configuration) {
         self.configuration = configuration
@@ -70,6 +75,7 @@ struct CodexAppServerStreamMachine {
 
     mutating func connected(at time: Double) -> [Action] {
         connections += 1
+        subscribed = []
         var events = [Event.connection(.connected, endpoint: configuration.endpoint)]
         if connections > 1, configuration.newProcessPerConnection {
             // The old child took its pending requests with it; their ids will be reused.
@@ -96,7 +102,24 @@ struct CodexAppServerStreamMachine {
             if keepsRaw, events[index].raw == nil { events[index].raw = message }
             events[index].ts = time
         }
-        return emit(events)
+        return emit(events) + subscribeIfNew(message)
+    }
+
+    /// `thread/status/changed` reaches every connection; the rest of a thread only its
+    /// subscribers. A thread this stream follows that becomes active (another client started a
+    /// turn in it) while the connection is not subscribed to it is resumed.
+    private mutating func subscribeIfNew(_ message: JSONValue) -> [Action] {
+        guard message["method"]?.string == "thread/status/changed",
+              CodexThread.isActive(["status": message["params"]?["status"] ?? .null]),
+              let thread = message["params"]?["threadId"]?.string,
+              configuration.target == nil || configuration.target == thread, !subscribed.contains(thread) else { return [] }
+        subscribed.insert(thread)
+        return [.resume([thread])]
+    }
+
+    /// A thread could not be resumed (no rollout yet): asked again when it next becomes active.
+    mutating func resumeFailed(_ thread: String) {
+        subscribed.remove(thread)
     }
 
     mutating func lost(count: Int) -> [Action] {
@@ -119,6 +142,7 @@ struct CodexAppServerStreamMachine {
     /// The threads the resync resumed (each `thread/resume`'s `thread`, turns included);
     /// `targetHasNoRollout`: the target could not be resumed, having no turn yet.
     mutating func resynced(_ threads: [JSONValue], targetHasNoRollout: Bool = false, at time: Double) -> [Action] {
+        subscribed.formUnion(threads.compactMap { $0["id"]?.string })
         var threads = threads
         targetAwaitsRollout = targetHasNoRollout
         if targetHasNoRollout, let target = configuration.target {

@@ -62,6 +62,42 @@ import TetherSim
         }
     }
 
+    /// `events --follow` (every thread, and one with `--session`) sees a turn another process sends.
+    @Test func eventsFollowTurnsSentElsewhere() async throws {
+        try await withServer { _, _, global in
+            let session = try await TetherProcess.createSession(global, environment: env)
+            _ = try await TetherProcess.run(["send", session, "first", "--follow"] + global, environment: env)
+            for follow in [["events", "--follow"], ["events", "--session", session, "--follow"]] {
+                let watcher = try TetherProcess(follow + global, environment: env)
+                _ = try await watcher.waitForLine { $0.contains(#""state":"connected""#) }
+                let sent = try await TetherProcess.run(["send", session, "seen elsewhere"] + global, environment: env)
+                #expect(sent.status == 0, "\(sent.stderr)")
+                let done = try await watcher.waitForEvent(.turnCompleted, timeout: .seconds(30))
+                #expect(done.session == session)
+                watcher.interrupt()
+                let events = try await watcher.finish().events()
+                #expect(events.contains { $0.type == .partCompleted && $0.data["text"] == "Fake model reply. You said: seen elsewhere" }, "\(follow)")
+            }
+        }
+    }
+
+    /// A watcher that connected before the thread existed: Codex tells it only that the thread
+    /// became active; it resumes the thread and sees the turn.
+    @Test func eventsFollowAThreadBornAfterIt() async throws {
+        try await withServer { _, _, global in
+            let watcher = try TetherProcess(["events", "--follow"] + global, environment: env)
+            _ = try await watcher.waitForLine { $0.contains(#""state":"connected""#) }
+            let session = try await TetherProcess.createSession(global, environment: env)
+            let sent = try await TetherProcess.run(["send", session, "born later", "--follow"] + global, environment: env)
+            #expect(sent.status == 0, "\(sent.stderr)")
+            let done = try await watcher.waitForEvent(.turnCompleted, timeout: .seconds(30))
+            #expect(done.session == session)
+            watcher.interrupt()
+            let events = try await watcher.finish().events()
+            #expect(events.contains { $0.type == .partCompleted && $0.data["text"] == "Fake model reply. You said: born later" })
+        }
+    }
+
     /// Every decision, each answered from a process that never saw the request: the request is
     /// asked again when the thread is resumed, and only then answered.
     @Test func everyDecisionFromAFreshProcess() async throws {

@@ -175,6 +175,24 @@ struct CodexAppServerStreamMachineTests {
         #expect(machine.isDone)
     }
 
+    @Test("a thread another client makes active is resumed, once, so its turn reaches this connection")
+    func activeThreadsAreSubscribed() {
+        var machine = CodexAppServerStreamMachine.following()
+        _ = machine.connected(at: 0)
+        _ = machine.resynced([["id": "known", "status": ["type": "idle"], "turns": []]], at: 0)
+        let active: JSONValue = ["method": "thread/status/changed", "params": ["threadId": "other", "status": ["type": "active", "activeFlags": []]]]
+        #expect(machine.receive(active, at: 1).contains(.resume(["other"])))
+        #expect(!machine.receive(active, at: 2).contains(.resume(["other"])))
+        let known: JSONValue = ["method": "thread/status/changed", "params": ["threadId": "known", "status": ["type": "active", "activeFlags": []]]]
+        #expect(!machine.receive(known, at: 3).contains(.resume(["known"])))
+        machine.resumeFailed("other")
+        #expect(machine.receive(active, at: 4).contains(.resume(["other"])))
+        // With --session, only that thread.
+        var one = CodexAppServerStreamMachine.following(session: "known")
+        _ = one.connected(at: 0)
+        #expect(!one.receive(active, at: 1).contains(.resume(["other"])))
+    }
+
     @Test("messages dropped for a slow consumer: said, and the threads re-read")
     func lostMessagesResync() {
         var machine = CodexAppServerStreamMachine.following()
