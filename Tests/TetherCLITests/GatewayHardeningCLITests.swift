@@ -118,7 +118,9 @@ extension GatewayCLITests {
                                                    + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)", port: port)
                 #expect(reply.status == 400 && reply.text.contains("\"bad_request\""), "\(path): \(reply.text)")
             }
-            #expect(worker.requestLog.isEmpty, "\(worker.requestLog.map { "\($0.method) \($0.path)" })")
+            // The gateway's own ingest may list threads meanwhile; none of these POSTs may pass.
+            #expect(worker.requestLog.allSatisfy { $0.method == "GET" && !$0.path.contains("..") },
+                    "\(worker.requestLog.map { "\($0.method) \($0.path)" })")
 
             // The CLI, as a user or a script would call it: usage errors, exit 64, no request.
             for arguments in [["approve", "..~x"], ["abort", ".."], ["history", "."], ["send", "..", "hi"]] {
