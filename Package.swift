@@ -77,6 +77,10 @@ let package = Package(
         .target(name: "TetherNotification", dependencies: [
             "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        // `backend = "gateway"`: another `tether serve`, through its HTTP API and its log's seq.
+        .target(name: "TetherGatewayClient", dependencies: [
+            "TetherCore", "TetherNet", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         // Simulators: independent implementations of each backend's wire, for tests, `simulate`, `demo`.
         .target(name: "TetherSim", dependencies: [
             .product(name: "FlyingFox", package: "FlyingFox"),
@@ -104,7 +108,7 @@ let package = Package(
         .target(name: "CMallocSettings"),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "CMallocSettings", "CQREncode", "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherCodexAppServer", "TetherNotification", "TetherSSH", "TetherGateway",
+            "CMallocSettings", "CQREncode", "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherCodexAppServer", "TetherNotification", "TetherGatewayClient", "TetherSSH", "TetherGateway",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict,
@@ -115,6 +119,7 @@ let package = Package(
 
         .testTarget(name: "TetherStreamingTests", dependencies: ["TetherStreaming"], swiftSettings: strict),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"], swiftSettings: strict),
+        .testTarget(name: "TetherGatewayClientTests", dependencies: ["TetherGatewayClient", "TetherCore"], swiftSettings: strict),
         .testTarget(name: "TetherACPTests", dependencies: [
             "TetherACP", "TetherCore", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),

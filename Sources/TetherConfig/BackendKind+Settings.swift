@@ -13,6 +13,7 @@ extension BackendKind {
         case .codex: return ["url", "token", "daemon", "socket", "command", "codex", "directory"]
         case .codexMonitor: return ["address", "token", "workspace"]
         case .notification: return ["url", "peer_id", "desktop"]
+        case .gateway: return ["url", "token", "remote_profile"]
         }
     }
 }

@@ -8,6 +8,7 @@ public enum BackendSettings: Sendable, Equatable {
     case codex(CodexAppServerSettings)
     case codexMonitor(CodexMonitorSettings)
     case notification(NotificationSettings)
+    case gateway(GatewaySettings)
 
     public var kind: BackendKind {
         switch self {
@@ -16,6 +17,7 @@ public enum BackendSettings: Sendable, Equatable {
         case .codex: return .codex
         case .codexMonitor: return .codexMonitor
         case .notification: return .notification
+        case .gateway: return .gateway
         }
     }
 
@@ -27,6 +29,7 @@ public enum BackendSettings: Sendable, Equatable {
         case .codex(let settings): return settings.reach.description
         case .codexMonitor(let settings): return settings.address.description
         case .notification(let settings): return settings.url.absoluteString
+        case .gateway(let settings): return settings.url.absoluteString
         }
     }
 }
@@ -124,5 +127,20 @@ public struct NotificationSettings: Sendable, Equatable {
         self.url = url
         self.peerID = peerID
         self.desktop = desktop
+    }
+}
+
+/// `backend = "gateway"`: another `tether serve` at `url` (http/https), its Bearer `token`
+/// (optional: a loopback gateway may run without one), and `remote_profile`, the one of its
+/// profiles this profile stands for (nil: all of them, each id then carrying its profile).
+public struct GatewaySettings: Sendable, Equatable {
+    public let url: URL
+    public let token: ConfiguredSecret?
+    public let remoteProfile: String?
+
+    public init(url: URL, token: ConfiguredSecret?, remoteProfile: String?) {
+        self.url = url
+        self.token = token
+        self.remoteProfile = remoteProfile
     }
 }

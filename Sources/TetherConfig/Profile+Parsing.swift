@@ -69,6 +69,16 @@ extension Profile {
             settings = .notification(NotificationSettings(
                 url: url, peerID: try table.string("peer_id", example: "\"tether-laptop\""),
                 desktop: try table.string("desktop", example: "\"DESKTOP_PEER_ID\"")))
+        case .gateway:
+            let example = "\"http://127.0.0.1:8790\""
+            guard let url = try table.url("url", schemes: ["http", "https"], example: example) else {
+                throw table.missing("url", example: example, why: "the gateway's http:// or https:// URL (`tether serve --listen`)")
+            }
+            let remoteProfile = try table.string("remote_profile", example: "\"work\"")
+            if let remoteProfile, remoteProfile.isEmpty || CompositeID.hasDotSegment(remoteProfile) {
+                throw table.invalid("remote_profile", "\"\(remoteProfile)\" is not a profile name", example: "\"work\"")
+            }
+            settings = .gateway(GatewaySettings(url: url, token: try table.secret("token"), remoteProfile: remoteProfile))
         }
         self.init(name: name, tunnel: tunnel, settings: settings, connection: try ConnectionTuning(table: table), file: table.file)
     }

@@ -32,6 +32,7 @@ public struct Profile: Sendable, Equatable, CustomStringConvertible {
         case .codex(let settings): return [settings.token].compactMap { $0 }
         case .codexMonitor(let settings): return [settings.token].compactMap { $0 }
         case .notification: return []
+        case .gateway(let settings): return [settings.token].compactMap { $0 }
         }
     }
 

@@ -177,6 +177,10 @@ public enum Redaction {
             add("url", .string(s.url.absoluteString))
             add("peer_id", s.peerID.map(RedactedValue.string))
             add("desktop", s.desktop.map(RedactedValue.string))
+        case .gateway(let s):
+            add("url", .string(s.url.absoluteString))
+            add("token", s.token.map { .secret($0.reference) })
+            add("remote_profile", s.remoteProfile.map(RedactedValue.string))
         }
         return fields
     }

@@ -212,3 +212,18 @@ extension TetherProcess {
         return session
     }
 }
+
+extension TetherProcess {
+    /// The events a running process has printed so far, once `done` holds for them.
+    func waitForEvents(timeout: Duration = .seconds(30), until done: ([Event]) -> Bool) async throws -> [Event] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let events = stdoutLines.compactMap { try? EventCodec.decode($0) }
+            if done(events) { return events }
+            guard ContinuousClock.now < deadline, isRunning else {
+                throw TimedOut(what: "the expected events", stdout: stdoutLines.joined(separator: "\n"), stderr: stderrText)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}

@@ -55,3 +55,24 @@ public struct Approval: Sendable, Equatable {
         return .object(object)
     }
 }
+
+extension Approval {
+    /// The keys `json` writes from the typed fields; any other key is `extra`.
+    private static let typedKeys: Set<String> = ["id", "session", "turn", "kind", "title", "command", "cwd", "reason",
+                                                 "patterns", "changes", "options", "risk"]
+
+    /// An approval read back from the `data` of an `approval.requested` event (what `json`
+    /// writes, e.g. as another gateway logged it); nil without an id or a known kind.
+    public init?(json data: JSONObject) {
+        guard let id = data["id"]?.string, !id.isEmpty,
+              let kind = data["kind"]?.string.flatMap(Kind.init(rawValue:)) else { return nil }
+        var extra: JSONObject = [:]
+        for entry in data where !Self.typedKeys.contains(entry.key) { extra[entry.key] = entry.value }
+        self.init(id: id, session: data["session"]?.string, turn: data["turn"]?.string, kind: kind,
+                  title: data["title"]?.string, command: data["command"]?.string, cwd: data["cwd"]?.string,
+                  reason: data["reason"]?.string, patterns: data["patterns"]?.array?.compactMap(\.string) ?? [],
+                  changes: data["changes"]?.array ?? [],
+                  options: data["options"]?.array?.compactMap { $0.string.flatMap(Decision.init(rawValue:)) } ?? [],
+                  risk: data["risk"]?.string.flatMap(Risk.init(rawValue:)) ?? .medium, extra: extra)
+    }
+}

@@ -12,6 +12,8 @@ public enum BackendKind: String, Sendable, CaseIterable, Codable, CustomStringCo
     case codexMonitor = "codexmonitor"
     /// The ChainlessChain notification skill over the signaling WebSocket.
     case notification
+    /// Another `tether serve`: its HTTP API, Bearer token, events resumed by the gateway's seq.
+    case gateway
 
     public var description: String { rawValue }
 }

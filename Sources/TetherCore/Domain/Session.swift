@@ -39,3 +39,13 @@ public enum SessionStatus: String, Sendable, CaseIterable {
 public enum TurnOutcome: String, Sendable, CaseIterable {
     case completed, failed, cancelled
 }
+
+extension Session {
+    /// A session read back from what `json` writes (e.g. another gateway's API); nil without an id.
+    public init?(json value: JSONValue) {
+        guard let id = value["id"]?.string, !id.isEmpty else { return nil }
+        self.init(id: id, title: value["title"]?.string, directory: value["directory"]?.string,
+                  createdAt: value["created_at"]?.double, updatedAt: value["updated_at"]?.double,
+                  status: value["status"]?.string.flatMap(SessionStatus.init(rawValue:)), archived: value["archived"]?.bool)
+    }
+}

@@ -52,13 +52,14 @@ struct ACPCommand: AsyncParsableCommand {
             defer { OpenTunnels.closeAll() }
             guard backend.capabilities.contains(.send) else {
                 throw TetherError.unsupported("`tether acp`", backend: backend.kind,
-                                              hint: "ACP drives an agent: use a profile whose backend is codex-worker, opencode or codexmonitor")
+                                              hint: "ACP drives an agent: use a profile whose backend is codex, codex-worker, opencode, codexmonitor or gateway")
             }
             let pins: Bool = switch profile.settings {
             case .openCode(let settings): settings.directory != nil
             case .codexMonitor(let settings): settings.workspace != nil
             case .codex(let settings): settings.directory != nil
-            case .codexWorker, .notification: false
+            // A remote profile pins its directory on the gateway's side, if at all.
+            case .codexWorker, .notification, .gateway: false
             }
             let agent = ACPAgent(
                 configuration: .init(version: TetherVersion.string, profile: profile.name, profilePinsDirectory: pins,

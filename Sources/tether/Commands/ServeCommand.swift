@@ -105,17 +105,29 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    static func servedProfileNames(_ config: ConfigFile, selected: [String]) throws -> [String] {
+    /// The profiles to serve: those named, else every profile but `gateway` ones (a gateway
+    /// fanning in another is not built yet; such a profile is how a laptop uses this one).
+    static func servedProfileNames(_ config: ConfigFile, selected: [String],
+                                   note: (String) -> Void = { LineOutput.standardError.write("tether serve: \($0)\n") }) throws -> [String] {
         if selected.isEmpty {
             guard !config.profileNames.isEmpty else {
                 throw TetherError(.configuration, "\(config.path) defines no profiles, so there is nothing to serve",
                                   hint: "add a [profiles.NAME] table (see config/tether.example.toml)")
             }
-            return config.profileNames
+            let remote = try config.profileNames.filter { try config.profile(named: $0).backend == .gateway }
+            if !remote.isEmpty { note("not serving \(remote.joined(separator: ", ")): a gateway profile is reached from a client, not served again") }
+            guard remote.count < config.profileNames.count else {
+                throw TetherError(.configuration, "every profile of \(config.path) is a gateway profile, so there is nothing to serve",
+                                  hint: "serve the agents' own backends (opencode, codex, …) on the machine they run on")
+            }
+            return config.profileNames.filter { !remote.contains($0) }
         }
         var names: [String] = []
         for name in selected where !names.contains(name) {
-            _ = try config.profile(named: name)
+            if try config.profile(named: name).backend == .gateway {
+                throw TetherError(.configuration, "profile \(name) is a gateway profile: this tether serve cannot fan in another gateway yet",
+                                  hint: "serve the backends themselves here, or use -p \(name) from a client (`tether -p \(name) events --follow`)")
+            }
             names.append(name)
         }
         return names

@@ -6,6 +6,7 @@ import TetherNet
 import TetherCodexMonitor
 import TetherCodexAppServer
 import TetherCodexWorker
+import TetherGatewayClient
 import TetherNotification
 import TetherOpenCode
 
@@ -123,6 +124,12 @@ struct CommandContext {
                 stateDirectory: try ConfigPaths.createStateDirectory(environment: environment), reconnect: reconnect)
             if let liveness = tuning.liveness { configuration.liveness = liveness }
             return NotificationRelayBackend(configuration: configuration, logger: logger)
+        case .gateway(let settings):
+            var configuration = GatewayBackend.Configuration(
+                baseURL: try url(settings.url), token: try settings.token?.resolve(environment),
+                scope: GatewayRemoteScope(local: profile.name, remote: settings.remoteProfile), reconnect: reconnect)
+            if let liveness = tuning.liveness { configuration.liveness = liveness }
+            return GatewayBackend(configuration: configuration, logger: logger)
         }
     }
 

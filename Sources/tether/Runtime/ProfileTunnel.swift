@@ -81,6 +81,7 @@ struct ProfileTunnel {
         case .openCode(let settings): return .address(target(of: settings.url))
         case .codexWorker(let settings): return .address(target(of: settings.url))
         case .notification(let settings): return .address(target(of: settings.url))
+        case .gateway(let settings): return .address(target(of: settings.url))
         case .codexMonitor(let settings): return .address(settings.address)
         case .codex(let settings):
             switch settings.reach {
