@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `tether acp` against a real ACP client: PyPI's agent-client-protocol (the Python implementation
 # of ACP), driving `tether acp -p PROFILE` against each agent simulator (OpenCode, Codex Worker,
-# CodexMonitor) as an editor would (acp_driver.py). Loopback only; PyPI is the only download.
+# codex, CodexMonitor, and OpenCode through a `tether serve` as a `gateway` profile) as an editor would (acp_driver.py). Loopback only; PyPI is the only download.
 # Last line: "N passed, N failed"; exit status non-zero on any failure.
 set -uo pipefail
 
@@ -54,6 +54,19 @@ start_sim cx codex "$CX_SECRET"
 start_sim cw codex-worker "$CW_SECRET"
 start_sim cm codexmonitor "$CM_SECRET"
 
+# A gateway over the OpenCode simulator: the `gw` profile drives it through `tether serve`.
+cat >"$WORK/serve.toml" <<TOML
+[profiles.oc]
+backend = "opencode"
+url = "$(head -n 1 "$WORK/oc.out")"
+password = { file = "$WORK/oc.secret" }
+TOML
+chmod 600 "$WORK/serve.toml"
+"$TETHER" --config "$WORK/serve.toml" serve --listen 127.0.0.1:0 --db "$WORK/gateway.sqlite" >"$WORK/gw.out" 2>"$WORK/gw.err" &
+PIDS+=($!)
+wait_for 20 grep -qs '"listen"' "$WORK/gw.out" || { cat "$WORK/gw.err"; fail "tether serve did not start"; finish; }
+GW_URL="$(sed -n 's/.*"listen":"\([^"]*\)".*/\1/p' "$WORK/gw.out" | head -n 1)"
+
 CONFIG="$WORK/tether.toml"
 cat >"$CONFIG" <<TOML
 [profiles.oc]
@@ -82,6 +95,11 @@ workspace = "ws-1"
 backend = "codexmonitor"
 address = "$(head -n 1 "$WORK/cm.out")"
 token = { file = "$WORK/cm.secret" }
+
+[profiles.gw]
+backend = "gateway"
+url = "$GW_URL"
+remote_profile = "oc"
 
 # Nothing listens on port 9 (discard) on loopback: a backend that is down.
 [profiles.oc-down]
@@ -113,6 +131,7 @@ START=$SECONDS
 drive oc opencode "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail" --dead-profile oc-down
 drive cw codex-worker "$CW_SECRET" "say hello" "run the command" "run the command" "this will fail"
 drive cx codex "$CX_SECRET" "say hello" "cmd please" "cmd please" "fail please"
+drive gw gateway "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail"
 drive cm codexmonitor "$CM_SECRET" "say hello" "run the tests" "please wait" "this will fail" --refusing-profile cm-any
 echo "ran in $((SECONDS - START)) s"
 finish
