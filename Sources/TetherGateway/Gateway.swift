@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+import TetherCore
 
 /// `tether serve`: one supervised subscription per served profile feeding the durable event log,
 /// and the HTTP API over both. Runs until SIGINT or SIGTERM, then stops accepting, closes the
@@ -26,6 +27,12 @@ public struct Gateway: Sendable {
         } catch let error as EventLog.OpenError {
             throw GatewayStartError.cannotOpenLog(error)
         }
+        let identity: GatewayIdentity
+        do {
+            identity = GatewayIdentity(id: try log.gatewayID(), upstream: configuration.upstream)
+        } catch {
+            throw GatewayStartError.cannotOpenLog(EventLog.OpenError(path: configuration.databasePath, reason: "\(error)"))
+        }
         let journal = EventJournal(log: log, broadcast: EventBroadcast())
         let subscriptions = profiles.map { ProfileSubscription(profile: $0, journal: journal, logger: logger) }
         var follows: [String: SessionFollows] = [:]
@@ -45,7 +52,7 @@ public struct Gateway: Sendable {
         let api = GatewayAPI(profiles: profiles, journal: journal, auth: auth, authFailures: AuthFailureLimiter(),
                              openGuard: OpenGatewayGuard(publicURL: configuration.publicURL),
                              approvals: ApprovalDesk(journal: journal, logger: logger), heartbeat: configuration.heartbeat,
-                             version: configuration.version,
+                             version: configuration.version, identity: identity,
                              logger: logger, sessionFollows: follows)
         var retention = RetentionSchedule(log: log, retainDays: configuration.retainDays, logger: logger)
         retention.firstRun = configuration.retentionFirstRun

@@ -7,7 +7,9 @@ import TetherCore
 extension GatewayAPI {
     func health() -> Response {
         // Whether the page should offer "Log out": without tokens there is nothing to log out of.
-        JSONResponse.ok(["status": "ok", "version": .string(version), "auth": auth.isOpen ? "none" : "token"])
+        // `gateway` and `upstream`: what a gateway fanning this one in checks for loops.
+        JSONResponse.ok(["status": "ok", "version": .string(version), "auth": auth.isOpen ? "none" : "token",
+                         "gateway": .string(identity.id), "upstream": JSONValue(identity.upstream)])
     }
 
     func login(_ request: Request, context: GatewayRequestContext) async throws -> Response {

@@ -37,6 +37,8 @@ extension GatewayAPI {
         headers[.cacheControl] = "no-store"
         // Tells nginx-style proxies not to buffer the stream.
         headers[HTTPFields.accelBuffering] = "no"
+        headers[HTTPFields.gatewayID] = identity.id
+        headers[HTTPFields.gatewayUpstream] = identity.upstream.joined(separator: ",")
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             try await streamer.stream(subscription) { frames in
                 try await writer.write(contentsOf: frames)

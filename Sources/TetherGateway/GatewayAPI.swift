@@ -15,12 +15,17 @@ struct GatewayAPI: Sendable {
     let approvals: ApprovalDesk
     let heartbeat: Duration
     let version: String
+    /// Who this gateway is, for gateways that fan it in.
+    let identity: GatewayIdentity
     let logger: Logger
     /// Per-session followers of backends that stream per session, by profile name.
     let sessionFollows: [String: SessionFollows]
 
+    /// The profile a route names; the router hands the segment over as sent, so it is
+    /// percent-decoded here (a fanned-in profile is named `LOCAL/REMOTE`, sent as `LOCAL%2FREMOTE`).
     func profile(_ context: GatewayRequestContext) throws -> ServedProfile {
-        let name = context.parameters.get("profile") ?? ""
+        let sent = context.parameters.get("profile") ?? ""
+        let name = sent.removingPercentEncoding ?? sent
         guard let profile = profiles.first(where: { $0.name == name }) else {
             throw ProblemDetails(.notFound, "no served profile \(name)",
                                  detail: "GET /v1/profiles lists the profiles this gateway serves")

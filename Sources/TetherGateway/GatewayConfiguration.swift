@@ -13,6 +13,8 @@ public struct GatewayConfiguration: Sendable {
     public var publicURL: String?
     /// What `GET /v1/health` reports as the version.
     public var version = "unknown"
+    /// The ids of the gateways this one fans in, directly or through them (`GatewayIdentity`).
+    public var upstream: [String] = []
     public var heartbeat: Duration = .seconds(15)
     /// How long a client connection may send nothing, or sit on half a request, before it is
     /// closed (a response being streamed, an event stream, is not idle).

@@ -30,6 +30,13 @@ struct ProfileSubscription: Sendable {
             async let caughtUp: Void = catchUp()
             await runPerSession()
             await caughtUp
+        } else if profile.kind == .gateway {
+            // Another gateway's log: each (re)start resumes after the last seq logged from it
+            // (from its oldest kept event the first time), so nothing needs reading back.
+            await supervise(label: "the gateway's log") {
+                let since = (try? journal.log.lastCursor(profile: profile.name)) ?? nil
+                return profile.backend.events(EventsRequest(since: since ?? "0", follow: true, raw: false))
+            }
         } else {
             await supervise(label: "all sessions", catchingUp: true) {
                 if let notifications = profile.backend as? any NotificationBackend { return notifications.watch() }

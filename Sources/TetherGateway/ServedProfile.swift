@@ -7,11 +7,15 @@ import TetherCore
 public final class ServedProfile: Sendable {
     public let name: String
     public let backend: any Backend
+    /// What `GET /v1/profiles` and events say the backend is: the backend's own kind, or for a
+    /// fanned-in gateway's profile the kind behind it (when known).
+    public let shownKind: BackendKind
     private let connection = Mutex<JSONObject>(["state": "connecting"])
 
-    public init(name: String, backend: any Backend) {
+    public init(name: String, backend: any Backend, shownKind: BackendKind? = nil) {
         self.name = name
         self.backend = backend
+        self.shownKind = shownKind ?? backend.kind
     }
 
     public var kind: BackendKind { backend.kind }
@@ -30,18 +34,19 @@ public final class ServedProfile: Sendable {
         }
     }
 
-    /// Stamps an event with this profile, as the CLI's printer does.
+    /// Stamps an event with this profile, as the CLI's printer does. An event fanned in from
+    /// another gateway keeps the backend it came from.
     func stamp(_ event: Event) -> Event {
         var event = event
         event.profile = name
-        event.backend = backend.kind
+        if kind != .gateway || event.backend == nil { event.backend = shownKind }
         return event
     }
 
     /// The profile's JSON in `GET /v1/profiles`.
     var json: JSONValue {
         .object([
-            "name": .string(name), "backend": .string(kind.rawValue),
+            "name": .string(name), "backend": .string(shownKind.rawValue),
             "capabilities": JSONValue(backend.capabilities.names), "connection": .object(connectionState),
         ])
     }

@@ -16,6 +16,12 @@ public struct GatewayBackend: Backend {
         /// No byte for this long reconnects the event stream (the gateway heartbeats every 15 s).
         public var liveness: Duration
         public var reconnect: ReconnectPolicy.Configuration
+        /// What the remote profile can do, when read from the gateway (a gateway fanning this one
+        /// in reads it at start); nil: everything this adapter can relay.
+        public var remoteCapabilities: BackendCapabilities?
+        /// Gateways this stream must not reach (the fanning-in gateway's own lineage): an event
+        /// stream answered by one of them, or by one standing on one, is a loop, and fails.
+        public var refusedGateways: Set<String> = []
 
         public init(baseURL: String, token: String?, scope: GatewayRemoteScope, liveness: Duration = .seconds(45),
                     reconnect: ReconnectPolicy.Configuration = .init()) {
@@ -27,12 +33,18 @@ public struct GatewayBackend: Backend {
         }
     }
 
-    public let kind = BackendKind.gateway
-    /// Everything a served profile may offer: what its own backend cannot do, the gateway refuses
-    /// with `unsupported` (`tether check` lists the remote profile's own capabilities).
-    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .resume, .approvals, .abort, .questions]
+    /// Everything a served profile may offer through this adapter: what the remote backend
+    /// cannot do, the gateway refuses with `unsupported` (`tether check` lists each remote
+    /// profile's own capabilities).
+    public static let relayedCapabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .resume,
+                                                                  .approvals, .abort, .questions]
 
-    let configuration: Configuration
+    public let kind = BackendKind.gateway
+    public var capabilities: BackendCapabilities {
+        configuration.remoteCapabilities.map { $0.intersection(Self.relayedCapabilities).union([.events, .resume]) } ?? Self.relayedCapabilities
+    }
+
+    public let configuration: Configuration
     let http: GatewayHTTP
     let logger: Logger
     var scope: GatewayRemoteScope { configuration.scope }
@@ -54,6 +66,58 @@ public struct GatewayBackend: Backend {
         }
         return CheckReport(endpoint: configuration.baseURL, reachable: health["status"]?.string == "ok", authenticated: true,
                            version: health["version"]?.string, details: details)
+    }
+
+    // MARK: The gateway itself
+
+    /// One profile a gateway serves, as `GET /v1/profiles` lists it.
+    public struct RemoteProfile: Sendable, Equatable {
+        public var name: String
+        /// nil for a backend this tether does not know (a newer gateway).
+        public var kind: BackendKind?
+        public var capabilities: BackendCapabilities
+
+        public init(name: String, kind: BackendKind?, capabilities: BackendCapabilities) {
+            self.name = name
+            self.kind = kind
+            self.capabilities = capabilities
+        }
+    }
+
+    /// The profiles the gateway serves.
+    public func servedProfiles() async throws -> [RemoteProfile] {
+        let profiles = try await http.get("/v1/profiles", doing: "listing its profiles").array ?? []
+        return profiles.compactMap { profile in
+            guard let name = profile["name"]?.string else { return nil }
+            let names = Set(profile["capabilities"]?.array?.compactMap(\.string) ?? [])
+            let capabilities = BackendCapabilities.all.filter { names.contains($0.1) }.reduce(into: BackendCapabilities()) { $0.insert($1.0) }
+            return RemoteProfile(name: name, kind: profile["backend"]?.string.flatMap(BackendKind.init(rawValue:)), capabilities: capabilities)
+        }
+    }
+
+    /// Who the gateway is (`GET /v1/health`); nil from a gateway too old to say.
+    public func identity() async throws -> GatewayIdentity? {
+        let health = try await http.get("/v1/health", doing: "reading its health")
+        guard let id = health["gateway"]?.string else { return nil }
+        return GatewayIdentity(id: id, upstream: health["upstream"]?.array?.compactMap(\.string) ?? [])
+    }
+
+    /// This backend standing for one remote profile (a gateway fanning this one in serves each
+    /// as a profile of its own), refusing to reach any of `refused`.
+    public func standing(for remote: RemoteProfile, refusing refused: Set<String>) -> GatewayBackend {
+        var configuration = configuration
+        configuration.scope = GatewayRemoteScope(local: scope.local, remote: remote.name)
+        configuration.remoteCapabilities = remote.capabilities
+        configuration.refusedGateways = refused
+        return GatewayBackend(configuration: configuration, logger: logger)
+    }
+
+    /// The error for a gateway whose lineage meets `refused` (a fanning-in gateway's own id).
+    public func loop(_ identity: GatewayIdentity, refusing refused: Set<String>) -> TetherError? {
+        guard !identity.lineage.isDisjoint(with: refused) else { return nil }
+        return TetherError(.configuration, "profile \(scope.local) would subscribe this gateway to itself: \(configuration.baseURL) is gateway \(identity.id)"
+                           + (identity.upstream.isEmpty ? "" : ", which fans in \(identity.upstream.joined(separator: ", "))"),
+                           hint: "remove the profile, or the gateway profile on the other side that points back here")
     }
 
     // MARK: Sessions

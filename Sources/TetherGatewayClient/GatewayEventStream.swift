@@ -96,7 +96,11 @@ struct GatewayEventStream: Sendable {
                 switch element {
                 case .connecting(let attempt):
                     if attempt > 1 { try await channel.send(.connection(.reconnecting, attempt: attempt, endpoint: configuration.baseURL)) }
-                case .open:
+                case .open(_, let headers):
+                    if let id = headers[GatewayIdentity.idHeader.lowercased()] {
+                        let upstream = headers[GatewayIdentity.upstreamHeader.lowercased()]?.split(separator: ",").map(String.init) ?? []
+                        if let loop = backend.loop(GatewayIdentity(id: id, upstream: upstream), refusing: configuration.refusedGateways) { throw loop }
+                    }
                     try await channel.send(.connection(.connected, endpoint: configuration.baseURL))
                 case .disconnected(let reason, let retryIn, let attempt):
                     try await channel.send(.connection(.reconnecting, attempt: attempt,

@@ -181,17 +181,100 @@ import Glibc
         }
     }
 
-    /// A gateway profile is how a client reaches a gateway; `serve` does not serve it again.
-    @Test func serveRefusesToServeAGatewayProfile() async throws {
-        try await withHub { _, client in
-            let named = try await run(["serve", "--listen", "127.0.0.1:0", "-p", "hub"], client)
-            #expect(named.status == 78 && named.stderr.contains("profile hub is a gateway profile"), "\(named.status) \(named.stderr)")
-            let all = try await run(["serve", "--listen", "127.0.0.1:0"], client)
-            #expect(all.status == 78 && all.stderr.contains("every profile"), "\(all.status) \(all.stderr)")
+    /// A central gateway fanning in a machine's: each remote profile served as `LOCAL/REMOTE`
+    /// with its backend, its log fanned in by seq (every event once, across a restart of the
+    /// central one), approvals answered centrally reaching the machine once, and a loop refused
+    /// at start.
+    @Test func aCentralGatewayFansInAMachinesGateway() async throws {
+        try await withHub { machine, _ in
+            let central = try TemporaryConfig("[profiles.m]\nbackend = \"gateway\"\nurl = \"\(machine.url)\"\nreconnect_delay = 0.2\n")
+            let database = (central.path as NSString).deletingLastPathComponent + "/central.sqlite"
+            var (process, url) = try await startServe(central, database: database)
+            defer { process.terminate() }
+
+            let profiles = try await Curl.request("GET", url + "/v1/profiles").json?.array ?? []
+            #expect(profiles.map { $0["name"]?.string } == ["m/oc"] && profiles.first?["backend"] == "opencode", "\(profiles)")
+            let machineID = try await machine.get("/v1/health").json?["gateway"]?.string
+            let health = try await Curl.request("GET", url + "/v1/health").json
+            #expect(machineID != nil && health?["upstream"]?.array == [.string(machineID!)] && health?["gateway"] != nil, "\(String(describing: health))")
+            // The remote profile's models, listed through the central gateway as the machine lists them.
+            let models = try await Curl.request("GET", url + "/v1/profiles/m%2Foc/models")
+            let machineModels = try await machine.get("/v1/profiles/oc/models").json
+            #expect(models.status == 200 && models.json == machineModels && machineModels?.array?.isEmpty == false, "\(models.status) \(models.body)")
+
+            // A turn on the machine is in the central log, once, as the machine logged it.
+            let session = try await machine.createSession()
+            try await machine.startTurn(session, Self.plainPrompt)
+            _ = try await waitForTurns(1, in: session, machine)
+            try await waitUntil { try await GatewayFixture.logged(at: url, type: "turn.completed").count == 1 }
+            let fannedIn = try await GatewayFixture.logged(at: url).filter { $0["profile"] == "m/oc" && $0["cursor"] != nil }
+            #expect(fannedIn.allSatisfy { $0["backend"] == "opencode" })
+            let machineSeqs = try await machine.logged().compactMap { $0["seq"]?.int }
+            #expect(fannedIn.compactMap { $0["cursor"]?.string.flatMap { Int64($0) } } == machineSeqs)
+
+            // An approval answered on the central gateway reaches the machine once.
+            let (_, approval) = try await machine.requestApproval(Self.approvalPrompt)
+            try await waitUntil {
+                let pending = try await Curl.request("GET", url + "/v1/approvals").json?.array ?? []
+                return pending.contains { $0["data"]?["id"]?.string == approval && $0["profile"] == "m/oc" }
+            }
+            let path = "/v1/profiles/m%2Foc/approvals/" + (approval.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? approval)
+            let answered = try await Curl.request("POST", url + path, json: "{\"decision\":\"accept\"}")
+            #expect(answered.status == 200, "\(answered.status) \(answered.body)")
+            _ = try await machine.waitForLogged { $0["type"] == "turn.completed" && $0["session"]?.string != session }
+            #expect(try await machine.logged(type: "approval.resolved").count == 1)
+
+            // The central gateway restarts: it resumes after the last seq it logged, nothing twice.
+            process.terminate()
+            _ = try await process.finish()
+            (process, url) = try await startServe(central, database: database)
+            try await machine.startTurn(session, Self.plainPrompt)
+            _ = try await waitForTurns(2, in: session, machine)
+            let last = try await machine.lastSeq()
+            try await waitUntil {
+                try await GatewayFixture.logged(at: url).compactMap { $0["cursor"]?.string.flatMap { Int64($0) } }.last == last
+            }
+            let cursors = try await GatewayFixture.logged(at: url).filter { $0["profile"] == "m/oc" }.compactMap { $0["cursor"]?.string.flatMap { Int64($0) } }
+            let machineSeqsAfterRestart = try await machine.logged().compactMap { $0["seq"]?.int }
+            #expect(cursors == machineSeqsAfterRestart)
+
+            // A third gateway fans in the central one; the central one fanning it in too is a loop.
+            let third = try TemporaryConfig("[profiles.c]\nbackend = \"gateway\"\nurl = \"\(url)\"\n")
+            let (thirdProcess, thirdURL) = try await startServe(third, database: (third.path as NSString).deletingLastPathComponent + "/third.sqlite")
+            defer { thirdProcess.terminate() }
+            process.terminate()
+            _ = try await process.finish()
+            let looped = try TemporaryConfig("""
+                [profiles.m]
+                backend = "gateway"
+                url = "\(machine.url)"
+
+                [profiles.t]
+                backend = "gateway"
+                url = "\(thirdURL)"
+                """)
+            let refused = try await TetherProcess.run(["--config", looped.path, "serve", "--listen", "127.0.0.1:0", "--db", database])
+            #expect(refused.status == 78 && refused.stderr.contains("would subscribe this gateway to itself"), "\(refused.status) \(refused.stderr)")
         }
     }
 
     // MARK: Helpers
+
+    /// `tether serve` on `config` and `database`, once it listens: the process and its URL.
+    func startServe(_ config: TemporaryConfig, database: String) async throws -> (TetherProcess, String) {
+        let process = try TetherProcess(["--config", config.path, "serve", "--listen", "127.0.0.1:0", "--db", database])
+        let line = try await process.waitForLine { $0.hasPrefix("{\"listen\"") }
+        return (process, try JSONParser.parse(line)["listen"]?.string ?? "")
+    }
+
+    func waitUntil(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw FixtureError("the condition did not hold within \(timeout)")
+    }
 
     /// The gateway's logged events of `session` once it has `count` turn.completed.
     func waitForTurns(_ count: Int, in session: String, _ gateway: GatewayFixture) async throws -> [JSONValue] {

@@ -192,10 +192,15 @@ final class GatewayFixture: @unchecked Sendable {
 
     /// Every logged event (long-poll form), each with its seq.
     func logged(since: Int64 = 0, type: String? = nil) async throws -> [JSONValue] {
+        try await Self.logged(at: url, since: since, type: type)
+    }
+
+    /// Every event logged by the gateway at `url` (long-poll form), each with its seq.
+    static func logged(at url: String, since: Int64 = 0, type: String? = nil) async throws -> [JSONValue] {
         var all: [JSONValue] = []
         var cursor = since
         while true {
-            let reply = try await get("/v1/events?format=json&since=\(cursor)&limit=1000" + (type.map { "&type=\($0)" } ?? ""))
+            let reply = try await Curl.request("GET", url + "/v1/events?format=json&since=\(cursor)&limit=1000" + (type.map { "&type=\($0)" } ?? ""))
             guard reply.status == 200, let events = reply.json?["events"]?.array, let next = reply.json?["next"]?.int else {
                 throw FixtureError("long-poll answered \(reply.status): \(reply.body)")
             }

@@ -3,6 +3,7 @@ import Foundation
 import TetherConfig
 import TetherCore
 import TetherGateway
+import TetherGatewayClient
 import TetherNet
 
 /// `tether serve`: the gateway — one API and a durable event log over every served profile.
@@ -73,10 +74,17 @@ struct ServeCommand: AsyncParsableCommand {
             }
             let names = try Self.servedProfileNames(config, selected: ServedProfileArguments.selected(in: CommandLine.arguments))
             var served: [ServedProfile] = []
+            var fanIn = try GatewayFanIn(context: context, config: config, database: gatewayConfiguration.databasePath)
             for name in names {
                 let profile = try config.profile(named: name)
-                served.append(ServedProfile(name: name, backend: try await context.makeBackend(for: profile, in: config, longLived: true)))
+                let backend = try await context.makeBackend(for: profile, in: config, longLived: true)
+                if let gateway = backend as? GatewayBackend {
+                    served += try await fanIn.profiles(of: gateway)
+                } else {
+                    served.append(ServedProfile(name: name, backend: backend))
+                }
             }
+            gatewayConfiguration.upstream = fanIn.upstream.sorted()
             StatusLine.shared.clear()
             let gateway = Gateway(configuration: gatewayConfiguration, profiles: served, logger: context.logger)
             let database = gatewayConfiguration.databasePath
@@ -105,29 +113,17 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// The profiles to serve: those named, else every profile but `gateway` ones (a gateway
-    /// fanning in another is not built yet; such a profile is how a laptop uses this one).
-    static func servedProfileNames(_ config: ConfigFile, selected: [String],
-                                   note: (String) -> Void = { LineOutput.standardError.write("tether serve: \($0)\n") }) throws -> [String] {
+    static func servedProfileNames(_ config: ConfigFile, selected: [String]) throws -> [String] {
         if selected.isEmpty {
             guard !config.profileNames.isEmpty else {
                 throw TetherError(.configuration, "\(config.path) defines no profiles, so there is nothing to serve",
                                   hint: "add a [profiles.NAME] table (see config/tether.example.toml)")
             }
-            let remote = try config.profileNames.filter { try config.profile(named: $0).backend == .gateway }
-            if !remote.isEmpty { note("not serving \(remote.joined(separator: ", ")): a gateway profile is reached from a client, not served again") }
-            guard remote.count < config.profileNames.count else {
-                throw TetherError(.configuration, "every profile of \(config.path) is a gateway profile, so there is nothing to serve",
-                                  hint: "serve the agents' own backends (opencode, codex, …) on the machine they run on")
-            }
-            return config.profileNames.filter { !remote.contains($0) }
+            return config.profileNames
         }
         var names: [String] = []
         for name in selected where !names.contains(name) {
-            if try config.profile(named: name).backend == .gateway {
-                throw TetherError(.configuration, "profile \(name) is a gateway profile: this tether serve cannot fan in another gateway yet",
-                                  hint: "serve the backends themselves here, or use -p \(name) from a client (`tether -p \(name) events --follow`)")
-            }
+            _ = try config.profile(named: name)
             names.append(name)
         }
         return names
