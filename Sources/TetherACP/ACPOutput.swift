@@ -22,7 +22,7 @@ public final class ACPOutput: Sendable {
     /// (the editor went away) loses the line; stdin's EOF ends the process soon after.
     public static func fileDescriptor(_ fd: Int32) -> ACPOutput {
         ACPOutput { bytes in
-            _ = bytes.withUnsafeBytes { FileDescriptorWriter.writeAll(fd, $0) }
+            _ = FileDescriptorWriter.writeAll(fd, bytes)
         }
     }
 }

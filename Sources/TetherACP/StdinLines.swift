@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Foundation
 import Logging
+import TetherCore
 import TetherNet
 
 /// stdin as lines (JSON-RPC messages, one a line), read on a thread of its own: a blocking read
@@ -48,9 +49,9 @@ public enum StdinLines {
         }
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         reading: while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            let count = FileDescriptorReader.read(descriptor, into: &chunk)
             if count > 0 {
-                chunk.withUnsafeBytes { framer.feed(UnsafeRawBufferPointer(rebasing: $0[..<count]), emit) }
+                framer.feed(chunk[..<count]).forEach(emit)
                 continue
             }
             if count == 0 { break }

@@ -50,6 +50,6 @@ enum NotificationPeerIdentity {
     static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "host" }
-        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -39,6 +39,12 @@ public struct EventCodec: Sendable {
         return writer.withUnsafeBytes(body)
     }
 
+    /// `withLines` straight to a file descriptor (one `write(2)` for the batch).
+    public mutating func writeLines(_ events: [Event], profile: String? = nil, backend: BackendKind? = nil,
+                                    to descriptor: Int32) -> FileDescriptorWriter.Outcome {
+        withLines(events, profile: profile, backend: backend) { FileDescriptorWriter.writeAll(descriptor, $0) }
+    }
+
     private mutating func append(_ event: Event, profile: String? = nil, backend: BackendKind? = nil) {
         writeHeader(event.type, ts: event.ts, profile: event.profile ?? profile, backend: event.backend ?? backend)
         if let session = event.session { sessionField.write(session, to: &writer) }

@@ -148,6 +148,11 @@ public struct JSONWriter: @unchecked Sendable {  // the memory is changed only w
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10 }
 
+    /// `writeString(utf8:)` over an array's bytes.
+    public mutating func writeString(utf8 text: [UInt8]) {
+        text.withUnsafeBytes { writeString(utf8: $0) }
+    }
+
     /// Writes UTF-8 bytes as a JSON string, as `writeString(String(decoding:as:))` would but
     /// without making the String first: ASCII (the common case) is escaped straight from the
     /// bytes; anything else goes through String so invalid sequences become U+FFFD as before.

@@ -17,6 +17,15 @@ public enum FileDescriptorWriter {
         case failed(errno: Int32)
     }
 
+    public static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Outcome {
+        bytes.withUnsafeBytes { writeAll(descriptor, $0) }
+    }
+
+    /// What `writer` holds, written in place (no copy).
+    public static func writeAll(_ descriptor: Int32, _ writer: JSONWriter) -> Outcome {
+        writer.withUnsafeBytes { writeAll(descriptor, $0) }
+    }
+
     public static func writeAll(_ descriptor: Int32, _ raw: UnsafeRawBufferPointer) -> Outcome {
         var offset = 0
         while offset < raw.count {

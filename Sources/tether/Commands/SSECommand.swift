@@ -86,7 +86,7 @@ struct SSECommand: AsyncParsableCommand {
                             writer.writeRaw("{\"event\":" as StaticString)
                             writer.writeString(event.type)
                             writer.writeRaw(",\"data\":" as StaticString)
-                            event.dataBytes.withUnsafeBytes { writer.writeString(utf8: $0) }
+                            writer.writeString(utf8: event.dataBytes)
                             writer.writeRaw(",\"id\":" as StaticString)
                             writer.writeString(event.id)
                             if let retry = event.retry {
@@ -96,7 +96,7 @@ struct SSECommand: AsyncParsableCommand {
                             writer.writeRaw("}\n" as StaticString)
                         }
                     }
-                    if !writer.isEmpty { writer.withUnsafeBytes { output.write($0) } }
+                    if !writer.isEmpty { output.write(writer) }
                 }
             } catch let error as NetError {
                 throw error.tetherError(service: "the SSE server")

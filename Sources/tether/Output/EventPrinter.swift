@@ -49,9 +49,9 @@ final class EventPrinter {
                     event.data["hint"] = .string(invocation.rewritingCommands(in: hint))
                     return event
                 }
-                codec.withLines(rewritten, profile: profile, backend: backend) { output.write($0) }
+                output.write(lines: rewritten, codec: &codec, profile: profile, backend: backend)
             } else {
-                codec.withLines(events, profile: profile, backend: backend) { output.write($0) }
+                output.write(lines: events, codec: &codec, profile: profile, backend: backend)
             }
         case .text:
             var text = ""

@@ -13,7 +13,7 @@ final class StatusLine: Sendable {
     func show(_ text: String) {
         guard output.isTerminal else { return }
         visible.withLock { $0 = true }
-        Array("\r\u{1B}[2K\u{1B}[2m\(text)\u{1B}[0m".utf8).withUnsafeBytes { output.writeAsIs($0) }
+        output.writeAsIs(Array("\r\u{1B}[2K\u{1B}[2m\(text)\u{1B}[0m".utf8))
     }
 
     func clear() {
@@ -21,6 +21,6 @@ final class StatusLine: Sendable {
             defer { value = false }
             return value
         }
-        if wasVisible { Array("\r\u{1B}[2K".utf8).withUnsafeBytes { output.writeAsIs($0) } }
+        if wasVisible { output.writeAsIs(Array("\r\u{1B}[2K".utf8)) }
     }
 }
