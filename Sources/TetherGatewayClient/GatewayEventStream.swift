@@ -108,8 +108,14 @@ struct GatewayEventStream: Sendable {
                 case .comment:
                     break
                 case .event(let sse):
-                    let event = scope.localEvent(try GatewayHTTP.event(line: sse.data, doing: "following its events"),
-                                                 seq: sse.id.isEmpty ? nil : sse.id)
+                    // A line this tether cannot read (a proxy's garbage, a newer schema) is skipped
+                    // as the other streams skip theirs; its seq still moves the cursor on.
+                    guard let decoded = try? EventCodec.decode(sse.data) else {
+                        backend.logger.warning("skipping a gateway event that cannot be read",
+                                               metadata: ["seq": "\(sse.id)", "data": "\(sse.data.prefix(200))"])
+                        continue
+                    }
+                    let event = scope.localEvent(decoded, seq: sse.id.isEmpty ? nil : sse.id)
                     if wanted(event) { try await channel.send(event) }
                     if ends(event) { return }
                 }

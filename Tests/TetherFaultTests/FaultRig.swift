@@ -205,3 +205,63 @@ final class NotificationRig: FaultRig, @unchecked Sendable {
         run.interrupt()
     }
 }
+
+/// OpenCode through a `tether serve` (`backend = "gateway"`): the faults land between the CLI and
+/// the gateway, whose SSE the CLI resumes by seq with `Last-Event-ID`.
+final class GatewayRig: FaultRig, @unchecked Sendable {
+    let name = "gateway"
+    let framing = FaultProxy.Framing.sse
+    let simulator = OpenCodeSimulator(options: .init(password: "secret", heartbeatInterval: .seconds(1), pacing: faultPacing))
+    let environment: [String: String] = [:]
+    private var gateway: TetherProcess?
+    private var config: TemporaryConfig?
+
+    /// The event stream, not its long-poll form (`send --follow` reads the log's end with it first).
+    func isStream(_ clientBytes: [UInt8]) -> Bool {
+        Self.containsASCII(clientBytes, "GET /v1/events") && !Self.containsASCII(clientBytes, "format=json")
+    }
+
+    func start() async throws -> Int {
+        let url = try await simulator.start()
+        let config = try TemporaryConfig("""
+            [profiles.oc]
+            backend = "opencode"
+            url = "\(url.absoluteString)"
+            password = { env = "OC_FAULT_PASSWORD" }
+            """)
+        let database = (config.path as NSString).deletingLastPathComponent + "/gateway.sqlite"
+        let gateway = try TetherProcess(["--config", config.path, "serve", "--listen", "127.0.0.1:0", "--db", database],
+                                        environment: ["OC_FAULT_PASSWORD": "secret"])
+        let line = try await gateway.waitForLine { $0.hasPrefix("{\"listen\"") }
+        self.gateway = gateway
+        self.config = config
+        guard let listen = try JSONParser.parse(line)["listen"]?.string, let port = URL(string: listen)?.port else {
+            throw FaultHarnessError("gateway: no listen address in \(line)")
+        }
+        return port
+    }
+
+    func stop() async {
+        gateway?.terminate()
+        _ = try? await gateway?.finish()
+        await simulator.stop()
+    }
+
+    func profile(port: Int) -> String {
+        """
+        backend = "gateway"
+        url = "http://127.0.0.1:\(port)"
+        remote_profile = "oc"
+        """
+    }
+
+    /// As OpenCode's: a reply echoing the prompt's `length` words.
+    func turnArguments(length: Int, global: [String]) async throws -> [String] {
+        let prompt = (0..<length).map { "word\($0)" }.joined(separator: " ")
+        return ["send", try await createSession(global), prompt, "--follow"]
+    }
+
+    /// The gateway's tokens come from its config at start: they cannot change under a running one.
+    func setCredentialsRevoked(_ revoked: Bool) {}
+    func supports(_ scenario: FaultScenario) -> Bool { scenario != .revoked }
+}
