@@ -37,7 +37,7 @@ public struct GatewayBackend: Backend {
     /// cannot do, the gateway refuses with `unsupported` (`tether check` lists each remote
     /// profile's own capabilities).
     public static let relayedCapabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .resume,
-                                                                  .approvals, .abort, .questions]
+                                                                  .approvals, .abort, .questions, .notifications]
 
     public let kind = BackendKind.gateway
     public var capabilities: BackendCapabilities {

@@ -11,6 +11,8 @@ import TetherNet
 struct GatewayEventStream: Sendable {
     let backend: GatewayBackend
     let request: EventsRequest
+    /// The gateway's `type` filter (a prefix like `notification.` matches the family).
+    var types: [String] = []
 
     var http: GatewayHTTP { backend.http }
     var scope: GatewayRemoteScope { backend.scope }
@@ -24,7 +26,7 @@ struct GatewayEventStream: Sendable {
         } else if let remote = scope.remote {
             items.append("profile=\(try GatewayBackend.query(remote))")
         }
-        return items
+        return items + (try types.map { "type=\(try GatewayBackend.query($0))" })
     }
 
     func stream() -> EventStream {

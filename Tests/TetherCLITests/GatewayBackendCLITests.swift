@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherCore
+import TetherSim
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -256,6 +257,53 @@ import Glibc
             let refused = try await TetherProcess.run(["--config", looped.path, "serve", "--listen", "127.0.0.1:0", "--db", database])
             #expect(refused.status == 78 && refused.stderr.contains("would subscribe this gateway to itself"), "\(refused.status) \(refused.stderr)")
         }
+    }
+
+    /// `tether notifications` through a gateway that serves a notification profile: the list and
+    /// read state go to the desktop through it, `watch` follows its log, and what only the desktop
+    /// can do is refused with where to run it.
+    @Test func notificationsGoThroughTheGateway() async throws {
+        let simulator = NotificationSimulator(options: .init())
+        let relay = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let served = try TemporaryConfig("""
+            [profiles.n]
+            backend = "notification"
+            url = "\(relay.absoluteString)"
+            peer_id = "gateway-watch"
+            """)
+        let state = ["XDG_STATE_HOME": NSTemporaryDirectory() + "tether-state-\(UUID().uuidString)"]
+        let process = try TetherProcess(["--config", served.path, "serve", "--listen", "127.0.0.1:0",
+                                         "--db", (served.path as NSString).deletingLastPathComponent + "/g.sqlite"], environment: state)
+        defer { process.terminate() }
+        let url = try JSONParser.parse(try await process.waitForLine { $0.hasPrefix("{\"listen\"") })["listen"]?.string ?? ""
+        let client = try TemporaryConfig("[profiles.nh]\nbackend = \"gateway\"\nurl = \"\(url)\"\nremote_profile = \"n\"\n")
+        let global = ["--config", client.path, "-p", "nh"]
+
+        let listed = try await run(["notifications", "list"], global)
+        let listedEvents = try listed.events()
+        #expect(listed.status == 0 && listedEvents.count == simulator.notifications().count, "\(listed.stdout) \(listed.stderr)")
+        let unread = try await run(["notifications", "list", "--unread"], global).events()
+        #expect(unread.count == simulator.notifications().filter { !$0.read }.count && !unread.isEmpty)
+        let target = try #require(unread.first?.data["id"]?.string)
+        #expect(try await run(["notifications", "read", target], global).status == 0)
+        #expect(simulator.notification(id: target)?.read == true)
+        #expect(try await run(["notifications", "read-all"], global).status == 0)
+        #expect(simulator.notifications().allSatisfy { $0.read })
+        let delete = try await run(["notifications", "delete", target], global)
+        #expect(delete.status == 64 && delete.stderr.contains("on the gateway's machine"), "\(delete.status) \(delete.stderr)")
+
+        let watch = try TetherProcess(["notifications", "watch"] + global)
+        defer { watch.terminate() }
+        _ = try await watch.waitForEvent(.connectionState)
+        var registered = false
+        for _ in 0..<200 where !registered {
+            registered = simulator.peers().contains { $0.peerID == "gateway-watch" }
+            if !registered { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        try simulator.push(title: "through the hub", body: "b", to: "gateway-watch")
+        let seen = try await watch.waitForEvents { $0.contains { $0.type == .notificationReceived && $0.data["title"] == "through the hub" } }
+        #expect(seen.filter { $0.type == .notificationReceived }.count == 1, "\(seen.map(\.type))")
     }
 
     // MARK: Helpers

@@ -28,3 +28,17 @@ public struct Notification: Sendable, Equatable {
         return .object(object)
     }
 }
+
+extension Notification {
+    private static let typedKeys: Set<String> = ["id", "title", "body", "priority", "read", "created_at"]
+
+    /// A notification read back from what `json` writes (e.g. another gateway's API); nil
+    /// without an id.
+    public init?(json value: JSONValue) {
+        guard let id = value["id"]?.string, !id.isEmpty else { return nil }
+        var extra: JSONObject = [:]
+        for entry in value.object ?? [:] where !Self.typedKeys.contains(entry.key) { extra[entry.key] = entry.value }
+        self.init(id: id, title: value["title"]?.string ?? "", body: value["body"]?.string ?? "",
+                  priority: value["priority"]?.string, read: value["read"]?.bool, createdAt: value["created_at"]?.double, extra: extra)
+    }
+}
