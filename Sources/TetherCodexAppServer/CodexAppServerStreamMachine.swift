@@ -46,10 +46,8 @@ struct CodexAppServerStreamMachine {
     private var filter: EventFilter
     private let keepsRaw: Bool
     private let configuration: Configuration
-    private(set) var promptPosted = false
-    /// The target thread's turns as the last resync read them.
-    private var targetTurnsRead: Set<String>?
-    private var turnsBeforePrompt: Set<String>?
+    /// `send --follow`'s prompt: sent once, recognised by its turn after a drop.
+    private(set) var prompt = CodexPromptTracker()
     private var connections = 0
     /// The target thread had no rollout (no turn yet) at the last resync, so the connection
     /// could not subscribe to it: once the prompt has started a turn, it is resumed.
@@ -151,32 +149,24 @@ struct CodexAppServerStreamMachine {
         var events: [Event] = []
         if let target = configuration.target, let read = threads.first(where: { $0["id"]?.string == target }) {
             let turns = (read["turns"]?.array ?? []).compactMap { $0["id"]?.string }
-            targetTurnsRead = Set(turns)
-            // The prompt went out but its answer was lost with the link: the first new turn is ours.
-            if promptPosted, filter.targetTurn == nil, let before = turnsBeforePrompt {
-                if let ours = turns.first(where: { !before.contains($0) }) {
-                    filter.promptWasSent(turn: ours)
-                    events += mapper.started(session: target, turn: ours)
-                } else if CodexThread.status(read["status"]) == .idle {
-                    // No turn came of it and the thread is idle: the prompt never reached the
-                    // server. Sent again (with the same clientUserMessageId) below.
-                    promptPosted = false
-                }
+            // A prompt lost with the link is sent again below, with the same clientUserMessageId.
+            if case .turn(let ours) = prompt.read(turns: turns, status: read["status"], turnKnown: filter.targetTurn != nil) {
+                filter.promptWasSent(turn: ours)
+                events += mapper.started(session: target, turn: ours)
             }
         }
         for thread in threads {
             events += mapper.reconcile(scope: nil, thread: thread)
         }
         var actions = emit(events.stamped(at: time))
-        if configuration.hasPrompt, !promptPosted, !filter.isDone { actions.append(.postPrompt) }
+        if configuration.hasPrompt, !prompt.posted, !filter.isDone { actions.append(.postPrompt) }
         return actions
     }
 
     // MARK: send --follow
 
     mutating func postingPrompt() {
-        promptPosted = true
-        turnsBeforePrompt = targetTurnsRead
+        prompt.posting()
         filter.promptWasSent()
     }
 

@@ -93,14 +93,8 @@ struct CodexMonitorStreamMachine {
     private var watched: Set<String> = []
     /// When something last came from the daemon (epoch milliseconds).
     private var lastActivity: Double = 0
-    /// `send --follow` sent (or began sending) its prompt: never twice, even when the
-    /// connection drops before the answer — unless a resync shows it never reached the daemon.
-    private(set) var promptPosted = false
-    /// The target thread's turns as the last resync read them (nil: not read yet).
-    private var targetTurnsRead: Set<String>?
-    /// `send --follow`: the target thread's turns from before the prompt, so that a turn the
-    /// daemon started for it is still recognised when its answer (the turn's id) was lost.
-    private var turnsBeforePrompt: Set<String>?
+    /// `send --follow`'s prompt: sent once, recognised by its turn after a drop.
+    private(set) var prompt = CodexPromptTracker()
     private var reportedGaps: Set<Gap> = []
     /// A bound of the mapper's was reached and said so (once per run).
     private var boundReported = false
@@ -245,28 +239,21 @@ struct CodexMonitorStreamMachine {
         if let target = configuration.target,
            let read = snapshot.threads.first(where: { $0.workspace == target.workspace && $0.thread["id"]?.string == target.thread }) {
             let turns = (read.thread["turns"]?.array ?? []).compactMap { $0["id"]?.string }
-            targetTurnsRead = Set(turns)
             // The prompt went out but its answer was lost with the link: the first turn that
             // was not there before it is ours, held open so the reconcile below reads it whole
-            // (it may have ended while the link was down).
-            if promptPosted, filter.targetTurn == nil, let before = turnsBeforePrompt {
-                if let ours = turns.first(where: { !before.contains($0) }) {
-                    filter.promptWasSent(turn: ours)
-                    events += mapper.started(session: CodexMonitorSessionID.make(workspace: target.workspace, thread: target.thread),
-                                             turn: ours)
-                } else if CodexThread.status(read.thread["status"]) == .idle {
-                    // No turn came of it and the thread is idle: the prompt was lost with the
-                    // link before the daemon read it (the daemon answers only once the turn has
-                    // started). Sent again below, rather than waited for forever.
-                    promptPosted = false
-                }
+            // (it may have ended while the link was down). A prompt the daemon never read (it
+            // answers only once the turn has started) is sent again below.
+            if case .turn(let ours) = prompt.read(turns: turns, status: read.thread["status"], turnKnown: filter.targetTurn != nil) {
+                filter.promptWasSent(turn: ours)
+                events += mapper.started(session: CodexMonitorSessionID.make(workspace: target.workspace, thread: target.thread),
+                                         turn: ours)
             }
         }
         for read in snapshot.threads {
             events += mapper.reconcile(scope: read.workspace, thread: read.thread)
         }
         actions += emit(events.stamped(at: time))
-        if configuration.hasPrompt, !promptPosted, !filter.isDone { actions.append(.postPrompt) }
+        if configuration.hasPrompt, !prompt.posted, !filter.isDone { actions.append(.postPrompt) }
         return actions
     }
 
@@ -274,8 +261,7 @@ struct CodexMonitorStreamMachine {
 
     /// The prompt is about to be sent: from now on a `turn.started` may be its turn.
     mutating func postingPrompt() {
-        promptPosted = true
-        turnsBeforePrompt = targetTurnsRead
+        prompt.posting()
         filter.promptWasSent()
     }
 
