@@ -53,7 +53,7 @@ extension ACPAgent {
 
     /// Streams the turn's events as updates until it ends.
     private func follow(_ stream: EventStream, session: String) async -> PromptEnd {
-        var mapper = SessionUpdateMapper(session: session, mode: .live)
+        var mapper = SessionUpdateMapper(session: session, mode: .live, answersQuestions: backend.capabilities.contains(.questions))
         do {
             for try await event in stream {
                 if event.type == .turnStarted, let turn = event.turn, event.session == nil || event.session == session {
@@ -171,8 +171,8 @@ extension ACPAgent {
     func perform(_ actions: [PermissionRequests.Action]) {
         for action in actions {
             switch action {
-            case .approve(let approval, let decision, let session):
-                spawn { await self.send(decision, to: approval, session: session) }
+            case .approve(let approval, let decision, let answers, let session):
+                spawn { await self.send(ApprovalAnswer(decision: decision, answers: answers), to: approval, session: session) }
             case .withdraw(let requestID):
                 output.send(.notification(method: "$/cancel_request", params: ["requestId": requestID]))
             }
@@ -184,11 +184,15 @@ extension ACPAgent {
     /// that stays is told in the session, with how to answer instead — else the turn would sit
     /// waiting on an answer nobody knows was lost. An approval that is no longer pending needs
     /// no answer (someone else gave one, or its turn ended).
-    func send(_ decision: Decision, to approval: String, session: String) async {
+    func send(_ answer: ApprovalAnswer, to approval: String, session: String) async {
+        let decision = answer.decision
+        // What to type instead, should the answer not get through.
+        let command = answer.answers.isEmpty ? "--decision \(decision.rawValue)"
+            : answer.answers.flatMap { $0 }.map { "--answer " + shellQuote($0) }.joined(separator: " ")
         var delay = Self.approveRetryDelay
         for attempt in 1...Self.approveAttempts {
             do {
-                _ = try await backend.approve(id: approval, answer: ApprovalAnswer(decision: decision))
+                _ = try await backend.approve(id: approval, answer: answer)
                 logger.info("approval \(approval): \(decision.rawValue) sent")
                 return
             } catch let error as TetherError where error.code == .notFound {
@@ -201,7 +205,7 @@ extension ACPAgent {
                     let why = tether?.message ?? "\(error)"
                     notify(session, ["sessionUpdate": "agent_message_chunk", "content": [
                         "type": "text",
-                        "text": .string("\n\n[tether] Your answer (\(decision.rawValue)) did not reach the agent: \(why). It is still waiting; answer with `\(configuration.tether) approve \(approval) --decision \(decision.rawValue)`.\n\n"),
+                        "text": .string("\n\n[tether] Your answer (\(decision.rawValue)) did not reach the agent: \(why). It is still waiting; answer with `\(configuration.tether) approve \(shellQuote(approval)) \(command)`.\n\n"),
                     ]])
                     return
                 }

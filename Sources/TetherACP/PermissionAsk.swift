@@ -9,6 +9,8 @@ public struct PermissionAsk: Sendable, Equatable {
         /// ACP's `PermissionOptionKind`: `allow_once`, `allow_always`, `reject_once`.
         public var kind: String
         public var decision: Decision
+        /// For a question: the labels this option answers it with (one list per question).
+        public var answers: [[String]] = []
 
         public var json: JSONValue {
             ["optionId": .string(optionID), "name": .string(name), "kind": .string(kind)]
@@ -37,6 +39,19 @@ public struct PermissionAsk: Sendable, Equatable {
             case .acceptWithAmendment, .cancel: nil
             }
         }
+    }
+
+    /// The ACP options for a question the backend can answer: one per choice of its one
+    /// question (ACP asks one thing at a time, from fixed options), and one to dismiss it. nil
+    /// for what cannot be put that way: several questions, none, or one without choices.
+    public static func options(forQuestions questions: [ApprovalQuestion]?) -> [Option]? {
+        guard let questions, questions.count == 1, let question = questions.first, !question.labels.isEmpty,
+              !question.multiple else { return nil }
+        var options = question.labels.enumerated().map { index, label in
+            Option(optionID: "answer-\(index + 1)", name: label, kind: "allow_once", decision: .accept, answers: [[label]])
+        }
+        options.append(Option(optionID: Decision.decline.rawValue, name: "Dismiss", kind: "reject_once", decision: .decline))
+        return options
     }
 
     /// The `params` of the `session/request_permission` request.

@@ -15,7 +15,8 @@ public struct PermissionRequests: Sendable {
 
     public enum Action: Sendable, Equatable {
         /// Send this decision to the backend (`approve`); `session`: where to say it if that fails.
-        case approve(approvalID: String, decision: Decision, session: String)
+        /// `answers`: a question's, as the chosen option carries it.
+        case approve(approvalID: String, decision: Decision, answers: [[String]] = [], session: String)
         /// Withdraw the editor's open request: `$/cancel_request {requestId}`.
         case withdraw(requestID: JSONValue)
     }
@@ -51,7 +52,7 @@ public struct PermissionRequests: Sendable {
             guard let option = ask.options.first(where: { $0.optionID == optionID }) else {
                 return declineOrCancel(ask)
             }
-            return [.approve(approvalID: ask.approvalID, decision: option.decision, session: ask.session)]
+            return [.approve(approvalID: ask.approvalID, decision: option.decision, answers: option.answers, session: ask.session)]
         case .cancelled, .unreadable:
             if cancelledSessions.contains(ask.session) { return [] }
             return declineOrCancel(ask)

@@ -49,9 +49,14 @@ public struct SessionUpdateMapper: Sendable {
     private var callsOfTheirOwn: [String: String] = [:]
     private var ended = false
 
-    public init(session: String, mode: Mode) {
+    /// Whether the backend answers questions (`BackendCapabilities.questions`): then a question
+    /// with one set of choices is put to the editor as a permission request with those choices.
+    public let answersQuestions: Bool
+
+    public init(session: String, mode: Mode, answersQuestions: Bool = false) {
         self.session = session
         self.mode = mode
+        self.answersQuestions = answersQuestions
     }
 
     public mutating func map(_ event: Event) -> [SessionUpdateAction] {
@@ -235,8 +240,13 @@ public struct SessionUpdateMapper: Sendable {
             actions.append(announce(toolCallID, fields))
         }
         if toolCallID == Self.ownCallID(approval: id) { callsOfTheirOwn[id] = toolCallID }
-        let decisions = (data["options"]?.array ?? []).compactMap { $0.string.flatMap(Decision.init(rawValue:)) }
-        let options = PermissionAsk.options(for: decisions)
+        var decisions = (data["options"]?.array ?? []).compactMap { $0.string.flatMap(Decision.init(rawValue:)) }
+        var options = PermissionAsk.options(for: decisions)
+        if data["kind"]?.string == Approval.Kind.question.rawValue {
+            let choices = answersQuestions ? PermissionAsk.options(forQuestions: ApprovalQuestion.list(data["questions"])) : nil
+            options = choices ?? []
+            decisions = choices == nil ? [] : [.accept, .decline]
+        }
         guard !options.isEmpty else {
             actions.append(.approvalNotAskable(id: id, reason: "its kind (\(data["kind"]?.string ?? "unknown")) offers no decision ACP can express"))
             return actions

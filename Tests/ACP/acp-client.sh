@@ -130,7 +130,7 @@ drive() { # drive PROFILE BACKEND SECRET PLAIN APPROVAL CANCEL FAIL [DRIVER ARGS
 START=$SECONDS
 drive oc opencode "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail" --dead-profile oc-down
 drive cw codex-worker "$CW_SECRET" "say hello" "run the command" "run the command" "this will fail"
-drive cx codex "$CX_SECRET" "say hello" "cmd please" "cmd please" "fail please"
+drive cx codex "$CX_SECRET" "say hello" "cmd please" "cmd please" "fail please" --question "question please" --question-answer right
 drive gw gateway "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail"
 drive cm codexmonitor "$CM_SECRET" "say hello" "run the tests" "please wait" "this will fail" --refusing-profile cm-any
 echo "ran in $((SECONDS - START)) s"

@@ -133,6 +133,34 @@ async def approval_turn(conn, editor, session, choose, expect_status, label):
     check(statuses and statuses[-1] == expect_status, f"{label}: the tool call ends {expect_status}", f"{statuses}")
 
 
+# The tool calls of questions asked: their answers are not among the approvals' decisions.
+QUESTION_CALLS = set()
+
+
+async def question_turn(conn, editor, session):
+    """A question the backend answers: one permission request whose options are its choices
+    (and a reject_once to dismiss it); the chosen label reaches the agent."""
+    async def policy(request):
+        option = next((o for o in request["options"] if o.name == ARGS.question_answer), None)
+        if option is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option.option_id))
+
+    editor.policy = policy
+    asked = len(editor.requests)
+    response, updates = await prompt(conn, editor, session, ARGS.question)
+    requests = editor.requests[asked:]
+    if not check(len(requests) == 1, "question: one session/request_permission", f"{len(requests)} requests"):
+        return
+    QUESTION_CALLS.add(requests[0]["tool_call"].tool_call_id)
+    names = [o.name for o in requests[0]["options"]]
+    kinds = [o.kind for o in requests[0]["options"]]
+    check(ARGS.question_answer in names and kinds[-1] == "reject_once",
+          "question: its choices are the options, and one dismisses it", f"{list(zip(names, kinds))}")
+    check(response.stop_reason == "end_turn", "question: stop reason end_turn", response.stop_reason)
+    check(ARGS.question_answer in agent_text(updates), "question: the chosen answer reached the agent", agent_text(updates))
+
+
 async def run():
     protocol = []
     editor = Editor()
@@ -158,6 +186,8 @@ async def run():
         check(not any(kind_of(u) == "user_message_chunk" for u in updates), "plain prompt: the user's text is not echoed")
 
         await approval_turn(conn, editor, session, "allow_once", "completed", "allow_once")
+        if ARGS.question:
+            await question_turn(conn, editor, session)
         await approval_turn(conn, editor, session, "reject_once", "failed", "reject_once")
 
         # An approval answered by `tether approve` in another process while the request is open.
@@ -274,7 +304,8 @@ async def run():
     # Not the late answer to the request withdrawn, not the `cancelled` that came with session/cancel.
     stderr_a.close()
     decisions = [l.split("approval ", 1)[1].strip() for l in open(os.path.join(ARGS.logs, "acp-a.log"))
-                 if "[TetherACP] approval " in l and l.rstrip().endswith(" sent")]
+                 if "[TetherACP] approval " in l and l.rstrip().endswith(" sent")
+                 and not any(call in l.split("approval ", 1)[1].split(":", 1)[0] for call in QUESTION_CALLS)]
     check([d.split(": ")[-1] for d in decisions] == ["accept sent", "decline sent"],
           "decisions sent to the backend: exactly accept then decline", f"{decisions}")
 
@@ -397,6 +428,8 @@ def main():
     parser.add_argument("--secret", action="append", default=[])
     parser.add_argument("--refusing-profile", help="a profile whose backend refuses an unknown cwd")
     parser.add_argument("--dead-profile", help="a profile whose backend does not listen")
+    parser.add_argument("--question", help="a prompt whose turn asks a question the backend lets us answer")
+    parser.add_argument("--question-answer", help="the choice to pick for --question")
     ARGS = parser.parse_args()
     try:
         asyncio.run(run())

@@ -95,3 +95,45 @@ import TetherCore
         #expect(empty)
     }
 }
+
+/// A question the backend answers, put to the editor as one option per choice.
+@Suite struct QuestionPermissionTests {
+    static let question: JSONValue = [["question": "Which database?", "header": "DB",
+                                       "options": [["label": "SQLite"], ["label": "PostgreSQL", "description": "a server"]]]]
+
+    func asked(answersQuestions: Bool, questions: JSONValue = question) -> [SessionUpdateAction] {
+        var mapper = SessionUpdateMapper(session: "s", mode: .live, answersQuestions: answersQuestions)
+        let approval = Approval(id: "q1", session: "s", turn: "t", kind: .question, title: "Which database?",
+                                options: [.accept, .decline], risk: .low, extra: ["questions": questions])
+        return mapper.map(.approvalRequested(approval))
+    }
+
+    @Test func eachChoiceIsAnOptionAndDismissDeclines() throws {
+        guard case .requestPermission(let ask) = try #require(asked(answersQuestions: true).last) else {
+            Issue.record("no permission request"); return
+        }
+        #expect(ask.options.map(\.name) == ["SQLite", "PostgreSQL", "Dismiss"])
+        #expect(ask.options.map(\.kind) == ["allow_once", "allow_once", "reject_once"])
+        var requests = PermissionRequests()
+        requests.asked(ask, requestID: 1)
+        #expect(requests.editorAnswered(requestID: 1, .selected(optionID: "answer-2"))
+            == [.approve(approvalID: "q1", decision: .accept, answers: [["PostgreSQL"]], session: "s")])
+        requests.asked(ask, requestID: 2)
+        #expect(requests.editorAnswered(requestID: 2, .selected(optionID: "decline")) == [.approve(approvalID: "q1", decision: .decline, session: "s")])
+        requests.asked(ask, requestID: 3)
+        #expect(requests.editorAnswered(requestID: 3, .cancelled) == [.approve(approvalID: "q1", decision: .decline, session: "s")])
+    }
+
+    /// What ACP cannot ask (several questions, several answers, no choices), or a backend that
+    /// cannot answer, is shown and left to `tether approve`, never answered with a guess.
+    static let twoQuestions: JSONValue = [["question": "A?", "options": [["label": "x"]]], ["question": "B?", "options": [["label": "y"]]]]
+    static let severalAnswers: JSONValue = [["question": "A?", "multiple": true, "options": [["label": "x"], ["label": "y"]]]]
+    static let noChoices: JSONValue = [["question": "Name?", "options": []]]
+
+    @Test(arguments: [(true, twoQuestions), (true, severalAnswers), (true, noChoices), (false, question)])
+    func whatCannotBeAskedIsNotAsked(answersQuestions: Bool, questions: JSONValue) {
+        let actions = asked(answersQuestions: answersQuestions, questions: questions)
+        #expect(!actions.contains { if case .requestPermission = $0 { true } else { false } })
+        #expect(actions.contains { if case .approvalNotAskable = $0 { true } else { false } })
+    }
+}

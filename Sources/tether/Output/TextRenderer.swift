@@ -222,8 +222,3 @@ struct TextRenderer {
     }
 }
 
-/// Quotes an argument for a POSIX shell when it needs it.
-func shellQuote(_ text: String) -> String {
-    let safe = text.allSatisfy { $0.isLetter || $0.isNumber || "-_.:/@%+=,~".contains($0) }
-    return safe && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
-}

@@ -1,31 +1,15 @@
 import TetherCore
 
-/// A question approval's questions (`approval.requested` kind `question`, data `questions`:
-/// `[{question, header, options: [{label, description}], multiple, custom}]`), and how the
-/// `--answer` values a person typed become its answer: one list of labels per question.
+/// A question approval's questions (`ApprovalQuestion`), and how the `--answer` values a person
+/// typed become its answer: one list of labels per question.
 struct QuestionForm {
-    struct Question {
-        let text: String
-        let header: String?
-        let labels: [String]
-        let descriptions: [String?]
-        let multiple: Bool
-        /// Whether text other than a label is taken (OpenCode: unless `custom: false`).
-        let custom: Bool
-    }
+    typealias Question = ApprovalQuestion
 
     let questions: [Question]
 
     init?(_ data: JSONValue?) {
-        guard let list = data?.array, !list.isEmpty else { return nil }
-        questions = list.map { question in
-            let options = question["options"]?.array ?? []
-            return Question(text: question["question"]?.string ?? "?", header: question["header"]?.string,
-                            labels: options.map { $0["label"]?.string ?? "?" },
-                            descriptions: options.map { $0["description"]?.string },
-                            multiple: question["multiple"]?.bool ?? false,
-                            custom: question["custom"]?.bool ?? true)
-        }
+        guard let questions = ApprovalQuestion.list(data) else { return nil }
+        self.questions = questions
     }
 
     /// `--answer` values in order: `VALUE` answers the first question, `N=VALUE` (1-based) or
