@@ -59,11 +59,12 @@ public struct GatewayBackend: Backend {
     public func check() async throws -> CheckReport {
         let health = try await http.get("/v1/health", doing: "reading its health")
         let profiles = try await http.get("/v1/profiles", doing: "listing its profiles").array ?? []
-        var details: JSONObject = ["profiles": .array(profiles)]
         if let remote = scope.remote, !profiles.contains(where: { $0["name"]?.string == remote }) {
             let names = profiles.compactMap { $0["name"]?.string }
-            details["problem"] = .string("the gateway serves no profile \(remote) (it serves: \(names.joined(separator: ", ")))")
+            throw TetherError(.configuration, "the gateway at \(configuration.baseURL) serves no profile \(remote) (profile \(scope.local)'s remote_profile)",
+                              hint: "set profiles.\(scope.local).remote_profile to one of: \(names.joined(separator: ", "))")
         }
+        let details: JSONObject = ["profiles": .array(profiles)]
         return CheckReport(endpoint: configuration.baseURL, reachable: health["status"]?.string == "ok", authenticated: true,
                            version: health["version"]?.string, details: details)
     }

@@ -89,6 +89,9 @@ struct GatewayHTTP: Sendable {
         let detail = body?["detail"]?.string ?? String(decoding: response.body.prefix(300), as: UTF8.self)
         let message = "\(service): \(title) (HTTP \(response.status))" + (detail.isEmpty ? "" : ": \(detail)")
         switch body?["code"]?.string {
+        case "not_found" where title.hasPrefix("no served profile"):
+            return TetherError(.configuration, message,
+                               hint: "profiles.\(profile).remote_profile must name one of the gateway's profiles (`tether check` lists them)")
         case "not_found": return TetherError(.notFound, message, hint: "check the id (`tether sessions list`, `tether approvals`)")
         case "conflict": return TetherError(.conflict, message)
         case "bad_request": return TetherError(.usage, message)

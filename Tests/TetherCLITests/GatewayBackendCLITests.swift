@@ -146,6 +146,29 @@ import Glibc
         }
     }
 
+    /// A `remote_profile` the gateway does not serve is the profile's mistake (exit 78), said
+    /// with the names it does serve; a gateway that is down is `unavailable` (exit 69).
+    @Test func aRemoteProfileThatIsNotServedOrAGatewayThatIsDownIsSaidSo() async throws {
+        try await withHub { gateway, _ in
+            let config = try TemporaryConfig("""
+                [profiles.typo]
+                backend = "gateway"
+                url = "\(gateway.url)"
+                remote_profile = "ocx"
+
+                [profiles.down]
+                backend = "gateway"
+                url = "http://127.0.0.1:9"
+                """)
+            let checked = try await run(["check", "-p", "typo"], ["--config", config.path])
+            #expect(checked.status == 78 && checked.stderr.contains("remote_profile to one of: oc"), "\(checked.status) \(checked.stderr)")
+            let listed = try await run(["sessions", "list", "-p", "typo"], ["--config", config.path])
+            #expect(listed.status == 78 && listed.stderr.contains("profiles.typo.remote_profile"), "\(listed.status) \(listed.stderr)")
+            let down = try await run(["sessions", "list", "-p", "down"], ["--config", config.path])
+            #expect(down.status == 69 && down.stderr.contains("cannot connect to the gateway (profile down)"), "\(down.status) \(down.stderr)")
+        }
+    }
+
     /// Without `--follow`, `events --since SEQ` prints the log after SEQ and ends.
     @Test func eventsSinceASeqPrintsTheRestOfTheLog() async throws {
         try await withHub { gateway, client in
