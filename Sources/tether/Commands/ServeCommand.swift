@@ -25,7 +25,9 @@ struct ServeCommand: AsyncParsableCommand {
             profiles/P/models, profiles/P/approvals/ID, profiles/P/notifications, login, logout, pair. \
             The page is at /.
 
-            A profile with backend = "gateway" (another machine's tether serve) is fanned in:             each of its profiles is served as LOCAL/REMOTE, read from its log by seq; a gateway             that is this one, or fans it in, is refused at start (exit 78).
+            A profile with backend = "gateway" (another machine's tether serve) is fanned in: \
+            each of its profiles is served as LOCAL/REMOTE, read from its log by seq; a gateway \
+            that is this one, or fans it in, is refused at start (exit 78).
 
             --pair (or `tether pair` beside a running gateway) prints a one-time link and its QR \
             code on stderr: opened within 5 minutes, it logs one browser in, once.
