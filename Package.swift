@@ -143,7 +143,7 @@ let package = Package(
             "TetherOpenCode", "TetherCore", "TetherSim", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
-        .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore", "TetherTestSupport"],
+        .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore", "TetherNet", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCodexProtocol", "TetherCore", "TetherNet", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),

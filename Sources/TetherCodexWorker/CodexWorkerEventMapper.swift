@@ -1,117 +1,47 @@
 import TetherCore
 import TetherCodexProtocol
+import TetherStreaming
 
 /// Codex Worker envelopes `{type, ts, jobId, seq, payload}` → normalized events. A pure state
 /// machine: the client feeds envelopes (live, replayed or from thread history) and gets events.
 /// A turn is a job: `turn` is the job id and `cursor` is `job:seq`. Duplicates are dropped by
 /// (job, seq, type) — seq alone is not unique in thread history, where it restarts per turn.
 struct CodexWorkerEventMapper {
-    /// What identifies an envelope: seq is per job, and thread history can repeat a seq with
-    /// another type (adapters.md). A struct, so the dedup makes no string per event.
-    private struct EnvelopeKey: Hashable, Sendable {
-        var job: String
-        /// The job's id hashed once, when the stream turned to it (`JobTag`).
-        var jobTag: Int
-        var seq: Int64
-        var type: String
-
-        /// The seq, the job's tag and the type's length, in one word: hashing the job's id (the
-        /// same in every envelope of a stream) and the type for each envelope cost more than the
-        /// whole rest of the dedup. Without the job, every job's seq 1 hashed alike, and a watch
-        /// over many short jobs probed thousands of them per envelope. Equality compares the fields.
-        private var word: UInt64 {
-            UInt64(bitPattern: seq) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(bitPattern: Int64(jobTag))
-                ^ UInt64(truncatingIfNeeded: type.utf8.count) &* 0xC2B2_AE3D_27D4_EB4F
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(word)
-        }
-
-        /// What the dedup set asks for, without `Hasher` (`WordHash.tableHash`).
-        func _rawHashValue(seed: Int) -> Int {
-            WordHash.tableHash(word, seed: seed)
-        }
-
-        static func == (a: EnvelopeKey, b: EnvelopeKey) -> Bool {
-            a.seq == b.seq && a.jobTag == b.jobTag && a.job == b.job && a.type == b.type
-        }
-    }
-
-    /// The last job an envelope named, with its id hashed (as the dedup key's tag and as
-    /// `lastSeqs`' key) and its cursors' prefix, made when a stream turns to it: a stream names
-    /// one job for a long time. Read field by field where it is (bound as a whole, it was
-    /// copied for every envelope).
-    private var jobTag = JobTag(job: "")
-
-    private struct JobTag {
-        let job: String
-        let tag: Int
-        let key: HashedKey
-        let cursorPrefix: String
-
-        init(job: String) {
-            self.job = job
-            tag = job.hashValue
-            key = HashedKey(job)
-            cursorPrefix = CodexWorkerEventMapper.cursorPrefix(job: job)
-        }
-    }
-
-    private var seen = RecentSet(capacity: 8192, of: EnvelopeKey.self)
+    /// The envelopes seen, by (job, seq, type): seq is per job, and thread history can repeat a
+    /// seq with another type (adapters.md).
+    private var seen = RecentSet(capacity: 8192, of: StreamSeqKey.self)
+    /// The job of the last envelope with a seq, made into a dedup key's stream once per job.
+    private var currentJob: StreamSeqKey.Stream?
     private var startedJobs = RecentSet(capacity: 1024)
     private var finishedJobs = RecentSet(capacity: 1024)
     private var outcomes = RecentMap<String, (TurnOutcome, String?)>(capacity: 1024)
     /// File-change items announced by item.started, by id: a file-change approval takes its
-    /// changes from here. Only those: keeping every item cost a map write per started part.
+    /// changes from here. Only those: no other item is read again.
     private var fileChanges = RecentMap<String, JSONValue>(capacity: 1024)
     private var completedParts = RecentSet(capacity: 8192)
     private(set) var pendingApprovals: [String: Approval] = [:]
     /// The last seq seen per job (for resuming with `cursor=`). Per-job state is bounded like
     /// the rest (`jobLimit` jobs, the oldest let go of): a `watch` that runs for months sees
     /// job after job.
-    private(set) var lastSeqs = RecentMap<HashedKey, Int64>(capacity: Self.jobLimit)
+    private(set) var lastSeqs = RecentMap<StreamSeqKey.Stream, Int64>(capacity: Self.jobLimit)
 
     /// The last seq seen of `job`.
-    func lastSeq(of job: String) -> Int64? { lastSeqs[HashedKey(job)] }
+    func lastSeq(of job: String) -> Int64? { lastSeqs[StreamSeqKey.Stream(job)] }
     static let jobLimit = 4096
     /// The job of the last envelope admitted — started, so `startedJobs` holds it — and the
-    /// thread recorded for it then: a stream is one job's envelopes, and looking the same job up
-    /// in three tables per envelope was a third of admitting it.
+    /// thread recorded for it then: a stream is one job's envelopes, so it is looked up in the
+    /// tables only when the job changes.
     private var lastAdmitted: (job: String, thread: String?)?
 
     init() {}
 
-    static func cursor(job: String, seq: Int64) -> String { cursor(prefix: cursorPrefix(job: job), seq: seq) }
-
-    /// A cursor from its job's part, made once for a stream's job: an interpolation per envelope
-    /// built the whole string again, and grew its buffer doing it.
-    static func cursorPrefix(job: String) -> String { job + ":" }
-
-    /// `prefix` and the seq's digits, written straight into the new string (one allocation, no
-    /// string made for the digits and appended: bench/PROFILE.md).
-    static func cursor(prefix: String, seq: Int64) -> String {
-        guard seq >= 0 else { return prefix + String(seq) }
-        var digits = 1
-        var rest = seq
-        while rest >= 10 {
-            rest /= 10
-            digits += 1
-        }
-        let made = prefix.utf8.withContiguousStorageIfAvailable { head in
-            String(unsafeUninitializedCapacity: head.count + digits) { buffer in
-                _ = buffer.initialize(fromContentsOf: head)
-                var value = seq
-                var index = head.count + digits
-                repeat {
-                    index -= 1
-                    buffer[index] = UInt8(ascii: "0") + UInt8(value % 10)
-                    value /= 10
-                } while value > 0
-                return head.count + digits
-            }
-        }
-        return made ?? prefix + String(seq)
+    /// An event's cursor: `job:seq`, made in one string of the size it needs.
+    static func cursor(job: String, seq: Int64) -> String {
+        var cursor = job
+        cursor.reserveCapacity(job.utf8.count + 21)  // ":" and the longest Int64
+        cursor += ":"
+        cursor += String(seq)
+        return cursor
     }
 
     static func parseCursor(_ cursor: String) -> (job: String, seq: Int64)? {
@@ -156,10 +86,16 @@ struct CodexWorkerEventMapper {
     private mutating func admit(type: String, job: String, seq: Int64?, thread: String?, into events: inout [Event]) -> Admitted? {
         var cursor: String?
         if let seq {
-            if jobTag.job != job { jobTag = JobTag(job: job) }
-            guard seen.insert(EnvelopeKey(job: job, jobTag: jobTag.tag, seq: seq, type: type)) else { return nil }
-            if lastSeqs.update(jobTag.key, { Self.raise(&$0, to: seq) }) == nil { lastSeqs[jobTag.key] = seq }
-            cursor = Self.cursor(prefix: jobTag.cursorPrefix, seq: seq)
+            let stream: StreamSeqKey.Stream
+            if let currentJob, currentJob.id == job {
+                stream = currentJob
+            } else {
+                stream = StreamSeqKey.Stream(job)
+                currentJob = stream
+            }
+            guard seen.insert(StreamSeqKey(stream: stream, seq: seq, kind: type)) else { return nil }
+            if lastSeqs.update(stream, { Self.raise(&$0, to: seq) }) == nil { lastSeqs[stream] = seq }
+            cursor = Self.cursor(job: job, seq: seq)
         }
         let known = lastAdmitted?.job == job
         if let thread, !known || lastAdmitted?.thread != thread { threads[job] = thread }

@@ -52,9 +52,7 @@ enum CodexWorkerHotEnvelope: Sendable, Equatable {
             return .itemStarted(CodexWorkerItemStart(job: job, seq: seq, thread: thread, item: item))
         }
 
-        /// The delta types first: read through the stream's vocabulary, a delta's type is the
-        /// very literal `kind(ofType:)` compares with, equal at once, where comparing it with
-        /// `item.started` first compared the bytes of two different strings, twice an envelope.
+        /// The delta types first: they are most of a busy stream.
         static func isHot(_ type: String) -> Bool { CodexWorkerDelta.kind(ofType: type) != nil || type == "item.started" }
 
         mutating func envelope(_ scanner: inout JSONScanner) throws(JSONScanner.Error) {

@@ -36,26 +36,22 @@ struct CodexWorkerJobFollower: Sendable {
         return turn
     }
 
-    /// Runs `attempt` (this job's stream) again after a failure that may pass (the worker
-    /// restarting, a timeout, a 5xx), on the reconnect schedule, saying so with a `connection.state`
-    /// reconnecting line; the mapper keeps the last seq, so a retry resumes after it and nothing
-    /// comes twice. 401/403 and other lasting failures end the stream at once.
+    /// Runs `attempt` (this job's stream) again after a failure that may pass, on the reconnect
+    /// schedule (`CodexWorkerStreamMachine.Retry` decides); 401/403 and other lasting failures
+    /// end the stream at once.
     func retryingPassingFailures<T>(doing what: String, mapper: inout CodexWorkerEventMapper,
                                     emit: ([Event]) async throws -> Void,
                                     _ attempt: (inout CodexWorkerEventMapper) async throws -> T) async throws -> T {
-        var policy = ReconnectPolicy(configuration: backend.configuration.reconnect)
+        var retry = CodexWorkerStreamMachine.Retry(configuration: backend.configuration.reconnect)
+        var random = SystemRandomNumberGenerator()
         while true {
-            policy.connecting()
-            let seqBefore = mapper.lastSeq(of: job)
+            retry.attempting(lastSeq: mapper.lastSeq(of: job))
             do {
                 return try await attempt(&mapper)
             } catch let error as TetherError where error.retryable && !Task.isCancelled {
-                // Events arrived before this failure: it is a fresh one, not one more in a row.
-                if mapper.lastSeq(of: job) != seqBefore { policy.madeProgress() }
-                switch policy.failed(.transportError, at: .now) {
-                case .reconnect(let delay, let attempt):
-                    try await emit([.connection(.reconnecting, attempt: attempt,
-                                               reason: "\(what): \(error.message); retrying in \(delay.secondsText)")])
+                switch retry.failed(error, doing: what, lastSeq: mapper.lastSeq(of: job), at: .now, using: &random) {
+                case .retry(let delay, let event):
+                    try await emit([event])
                     try await Task.sleep(for: delay)
                 case .stop:
                     throw error
@@ -64,111 +60,83 @@ struct CodexWorkerJobFollower: Sendable {
         }
     }
 
+    /// Performs the machine's actions, in order: the I/O of one job's stream.
     private func follow(snapshot: JSONValue, mapper: inout CodexWorkerEventMapper, live: Bool,
                         emit: ([Event]) async throws -> Void) async throws {
-        var cursor = mapper.lastSeq(of: job) ?? since ?? -1
-        let terminal = ["DONE", "FAILED", "CANCELLED"].contains(snapshot["state"]?.string ?? "")
-        if mapper.hasFinished(job: job) { return }
-
-        if !live || (terminal && since != nil && mapper.lastSeq(of: job) == nil) {
-            // A terminal job resumed from a cursor may already be past its job.finished, and the
-            // worker never closes the stream: one JSON replay is the whole story. From the start,
-            // the stream's replay ends with job.finished, so it streams (in bounded memory).
-            try await replay(after: cursor, mapper: &mapper, emit: emit)
-            return
-        }
-
-        let jobSegment = try PathSegment(job, what: "job id")
-        // nil after a 409: from the first retained event.
-        var resumeAfter: Int64? = cursor
-        while !Task.isCancelled {
-            let start = resumeAfter.map(String.init)
-            let source = EventSource(client: client.http, configuration: .init(
-                makeRequest: { [client, jobSegment] lastEventID in
-                    let query = (lastEventID ?? start).map { "?cursor=\($0)" } ?? ""
-                    return HTTPRequest(.get, client.url("/v1/jobs/\(jobSegment)/events\(query)"),
-                                       headers: [("Accept", "text/event-stream")], authorization: client.authorization)
-                },
-                liveness: backend.configuration.streamLiveness,
-                policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
-            do {
-                // Reading and decoding run ahead in a task of their own (another core); what one
-                // network read brought is mapped here whole and handed on as one batch.
-                try await withPipelineStage(capacity: decodedWireBytesAhead, produce: { [keepsRaw, logger = backend.logger] channel in
-                    var elements = source.makeAsyncIterator()
-                    let strings = JSONStringTable(vocabulary: CodexWorkerHotEnvelope.busyWords)
-                    while let batch = try await elements.nextBatch() {
-                        strings.startBatch()
-                        try await channel.send(contentsOf: Self.decode(batch, keepsRaw: keepsRaw, strings: strings, logger: logger),
-                                               weight: EventSource.wireBytes(of: batch))
-                    }
-                }, consume: { channel in
-                    while var batch = try await channel.next() {
-                        var gathered: [Event] = []
-                        gathered.reserveCapacity(batch.count)
-                        var finished = false
-                        for index in batch.indices where !finished {
-                            // Moved out, not copied: a copy retains every string the decoding
-                            // task made (`Array.moveOut`).
-                            switch batch.moveOut(at: index, leaving: .link(.connecting(attempt: 0))) {
-                            case .link(.connecting(let attempt)):
-                                if attempt > 1 { gathered.append(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL)) }
-                            case .link(.open):
-                                gathered.append(.connection(.connected, endpoint: client.configuration.baseURL))
-                            case .link(.disconnected(let reason, let retryIn, let attempt)):
-                                gathered.append(.connection(.reconnecting, attempt: attempt,
-                                                            reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn.secondsText)"))
-                            case .link:
-                                break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
-                            case .hot(let hot):
-                                if let seq = hot.seq {
-                                    if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
-                                    cursor = max(cursor, seq)
-                                }
-                                mapper.map(hot, into: &gathered)
-                            case .envelope(let envelope):
-                                if let seq = envelope["seq"]?.int {
-                                    if let gap = gapEvent(after: cursor, before: seq) { gathered.append(gap) }
-                                    cursor = max(cursor, seq)
-                                }
-                                gathered += withRaw(mapper.map(envelope), envelope)
-                                finished = envelope["type"]?.string == "job.finished"
-                            }
-                        }
-                        try await emit(gathered)
-                        if let note = mapper.boundNote() { backend.logger.warning("\(note)") }
-                        if finished { return }
-                    }
-                })
+        var machine = CodexWorkerStreamMachine(job: job, thread: thread, keepsRaw: keepsRaw)
+        var pending = machine.start(state: snapshot["state"]?.string, since: since, live: live, mapper: mapper)
+        while !pending.isEmpty, !Task.isCancelled {
+            let action = pending.removeFirst()
+            switch action {
+            case .emit(let events):
+                try await emit(events)
+            case .noteBoundReached(let note):
+                backend.logger.warning("\(note)")
+            case .finish:
                 return
-            } catch let error as NetError {
-                cursor = mapper.lastSeq(of: job) ?? cursor
-                let code = (try? JSONParser.parse(error.body))?["error"]?["code"]?.string
-                switch (error.status, code) {
-                case (409?, "CURSOR_EXPIRED"?):
-                    resumeAfter = nil
-                case (404?, _):
-                    try await emit([.error(TetherError(.eventsLost, "job \(job) is gone from the Codex Worker (404 \(code ?? "JOB_NOT_FOUND")): it was restarted and kept nothing after seq \(cursor)",
-                                            hint: "thread history survives: tether history \(thread ?? "THREAD")"),
-                                session: thread, turn: job)])
-                    return
-                case (401?, _), (403?, _):
-                    throw client.tetherError(.init(status: error.status!, code: code ?? "UNAUTHORIZED", message: ""), doing: "streaming job \(job)")
-                default:
-                    throw error.tetherError(service: "the Codex Worker (profile \(client.configuration.profile))")
-                }
+            case .refused(let status, let code):
+                throw client.tetherError(.init(status: status, code: code, message: ""), doing: "streaming job \(job)")
+            case .failed:
+                break  // answered below, where the failure is in hand
+            case .readPage(let after):
+                pending = try await readPage(after: after, machine: &machine, mapper: &mapper) + pending
+            case .connect(let after):
+                guard let failure = try await stream(after: after, machine: &machine, mapper: &mapper, emit: emit) else { return }
+                let code = (try? JSONParser.parse(failure.body))?["error"]?["code"]?.string
+                let answer = machine.streamFailed(status: failure.status, code: code, mapper: mapper)
+                if answer.contains(.failed) { throw failure.tetherError(service: "the Codex Worker (profile \(client.configuration.profile))") }
+                pending = answer + pending
             }
         }
     }
 
-    /// An element of the job's SSE stream, decoded away from the mapper's task.
-    enum Decoded: Sendable {
-        /// A change of the link, or a comment.
-        case link(EventSource.Element)
-        /// A delta or `item.started` envelope read straight from its bytes (without `--raw`).
-        case hot(CodexWorkerHotEnvelope)
-        case envelope(JSONValue)
+    /// The job's SSE stream from `?cursor=<after>` (or from its first retained event), each
+    /// network read's elements handed to the machine and its actions performed, until the
+    /// machine finishes (nil) or the stream fails (its failure, for the machine to answer).
+    private func stream(after: Int64?, machine: inout CodexWorkerStreamMachine, mapper: inout CodexWorkerEventMapper,
+                        emit: ([Event]) async throws -> Void) async throws -> NetError? {
+        let jobSegment = try PathSegment(job, what: "job id")
+        let start = after.map(String.init)
+        let endpoint = client.configuration.baseURL
+        let source = EventSource(client: client.http, configuration: .init(
+            makeRequest: { [client, jobSegment] lastEventID in
+                let query = (lastEventID ?? start).map { "?cursor=\($0)" } ?? ""
+                return HTTPRequest(.get, client.url("/v1/jobs/\(jobSegment)/events\(query)"),
+                                   headers: [("Accept", "text/event-stream")], authorization: client.authorization)
+            },
+            liveness: backend.configuration.streamLiveness,
+            policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
+        do {
+            // Reading and decoding run ahead in a task of their own (another core); what one
+            // network read brought is handed to the machine whole, and its events on as one batch.
+            try await withPipelineStage(capacity: decodedWireBytesAhead, produce: { [keepsRaw, logger = backend.logger] channel in
+                var elements = source.makeAsyncIterator()
+                let strings = JSONStringTable(vocabulary: CodexWorkerHotEnvelope.busyWords)
+                while let batch = try await elements.nextBatch() {
+                    strings.startBatch()
+                    try await channel.send(contentsOf: Self.decode(batch, keepsRaw: keepsRaw, strings: strings, logger: logger),
+                                           weight: EventSource.wireBytes(of: batch))
+                }
+            }, consume: { channel in
+                while let batch = try await channel.next() {
+                    for action in machine.receive(batch, endpoint: endpoint, mapper: &mapper) {
+                        switch action {
+                        case .emit(let events): try await emit(events)
+                        case .noteBoundReached(let note): backend.logger.warning("\(note)")
+                        case .finish: return
+                        default: break  // a batch only emits, notes and finishes
+                        }
+                    }
+                }
+            })
+            return nil
+        } catch let error as NetError {
+            return error
+        }
     }
+
+    /// An element of the job's SSE stream, decoded away from the mapper's task.
+    typealias Decoded = CodexWorkerStreamMachine.Decoded
 
     /// One network read's elements, decoded.
     static func decode(_ batch: [EventSource.Element], keepsRaw: Bool, strings: JSONStringTable, logger: Logger) -> [Decoded] {
@@ -190,52 +158,18 @@ struct CodexWorkerJobFollower: Sendable {
         return decoded
     }
 
-    /// Events between `cursor` (the last seq we have) and `seq` (the one that arrived) were
-    /// trimmed before we could read them: say exactly which.
-    private func reportGap(after cursor: Int64, before seq: Int64, emit: ([Event]) async throws -> Void) async throws {
-        if let gap = gapEvent(after: cursor, before: seq) { try await emit([gap]) }
-    }
-
-    private func gapEvent(after cursor: Int64, before seq: Int64) -> Event? {
-        guard seq > cursor + 1 else { return nil }
-        let count = seq - cursor - 1
-        let seqs = count == 1 ? "seq \(cursor + 1)" : "seq \(cursor + 1)…\(seq - 1)"
-        return .error(TetherError(.eventsLost, "\(count) event\(count == 1 ? "" : "s") of job \(job) \(count == 1 ? "was" : "were") lost (\(seqs)): the Codex Worker no longer keeps them",
-                                  hint: "the job's final state still arrives; tether history shows the thread's messages"),
-                      session: thread, turn: job)
-    }
-
-    /// The job's events after `cursor` as one JSON page; from the first retained one when the
-    /// worker no longer has them all. The gap is worked out from the seqs the page holds, so it
-    /// is exact even for a job that is still running.
-    private func replay(after cursor: Int64, mapper: inout CodexWorkerEventMapper, emit: ([Event]) async throws -> Void) async throws {
+    /// One JSON page of the job's events, handed to the machine; a refusal it does not answer
+    /// with another read ends the stream.
+    private func readPage(after: Int64?, machine: inout CodexWorkerStreamMachine,
+                          mapper: inout CodexWorkerEventMapper) async throws -> [CodexWorkerStreamMachine.Action] {
         let page: JSONValue
         do {
-            do {
-                page = try await client.get("/v1/jobs/\(PathSegment(job, what: "job id"))/events?cursor=\(cursor)")
-            } catch let error as CodexWorkerClient.APIError where error.code == "CURSOR_EXPIRED" {
-                page = try await client.get("/v1/jobs/\(PathSegment(job, what: "job id"))/events")
-            }
+            page = try await client.get("/v1/jobs/\(PathSegment(job, what: "job id"))/events\(after.map { "?cursor=\($0)" } ?? "")")
         } catch let error as CodexWorkerClient.APIError {
+            if let next = machine.pageRefused(code: error.code, after: after) { return [next] }
             throw client.tetherError(error, doing: "reading job \(job)")
         }
-        var last = cursor
-        for envelope in page["data"]?.array ?? [] {
-            if let seq = envelope["seq"]?.int {
-                try await reportGap(after: last, before: seq, emit: emit)
-                last = max(last, seq)
-            }
-            try await emit(withRaw(mapper.map(envelope), envelope))
-        }
-        if let note = mapper.boundNote() { backend.logger.warning("\(note)") }
-    }
-
-    /// `events`, each carrying `envelope` as its wire message when `raw` is kept.
-    private func withRaw(_ events: [Event], _ envelope: JSONValue) -> [Event] {
-        guard keepsRaw else { return events }
-        var events = events
-        for index in events.indices where events[index].raw == nil { events[index].raw = envelope }
-        return events
+        return machine.replayed(page["data"]?.array ?? [], mapper: &mapper)
     }
 }
 

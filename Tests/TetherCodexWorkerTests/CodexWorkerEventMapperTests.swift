@@ -153,18 +153,20 @@ import TetherCore
         #expect(CodexWorkerEventMapper.cursor(job: parsed.job, seq: parsed.seq) == cursor)
     }
 
-    /// Digits written straight into the cursor read as `String(seq)` writes them: every power of
-    /// ten and its neighbours, the extremes, short and long prefixes.
-    @Test func aCursorsDigitsAreTheSeqsDecimal() {
+    /// Every seq a cursor can hold comes back from it whole: every power of ten and its
+    /// neighbours, the extremes, short, long and non-ASCII jobs, jobs with colons.
+    @Test func aCursorRoundTripsEverySeq() throws {
         var seqs: [Int64] = [0, 1, 9, Int64.max, Int64.max - 1, -1, -10, Int64.min]
         var power: Int64 = 1
         for _ in 1...18 {
             power *= 10  // up to 10^18, the last power of ten an Int64 holds
             seqs += [power - 1, power, power + 1]
         }
-        for prefix in ["j:", "job_fa097380ca36a0b8:", CodexWorkerEventMapper.cursorPrefix(job: "hist_é_1")] {
+        for job in ["j", "job_fa097380ca36a0b8", "hist_é_1", "a:b"] {
             for seq in seqs {
-                #expect(CodexWorkerEventMapper.cursor(prefix: prefix, seq: seq) == "\(prefix)\(seq)")
+                let cursor = CodexWorkerEventMapper.cursor(job: job, seq: seq)
+                let parsed = try #require(CodexWorkerEventMapper.parseCursor(cursor))
+                #expect(parsed.job == job && parsed.seq == seq)
             }
         }
     }
