@@ -77,7 +77,7 @@ struct CodexWorkerJobFollower: Sendable {
             case .refused(let status, let code):
                 throw client.tetherError(.init(status: status, code: code, message: ""), doing: "streaming job \(job)")
             case .failed:
-                break  // answered below, where the failure is in hand
+                break  // only `streamFailed` answers it, and `.connect` below throws the failure it has in hand
             case .readPage(let after):
                 pending = try await readPage(after: after, machine: &machine, mapper: &mapper) + pending
             case .connect(let after):
