@@ -33,6 +33,11 @@ struct OpenCodeEventStream: Sendable {
     }
 
     private func pump(_ output: EventChannel) async throws {
+        if try await backend.isGeneration2() {
+            // A 2.x server: its own stream (`/api/event` and the durable session logs).
+            try await OpenCode2EventStream(backend: backend, request: request, sendOnReady: sendOnReady).pump(output)
+            return
+        }
         var machine = await makeMachine()
         let outbox = EventOutbox(channel: output)
 

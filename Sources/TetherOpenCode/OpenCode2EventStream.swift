@@ -1,0 +1,122 @@
+import Logging
+import TetherCore
+import TetherNet
+import TetherAdapterSupport
+import TetherStreaming
+
+/// The live side of the OpenCode 2.x backend, reduced to I/O: the global `GET /api/event`
+/// subscription, the durable-log catch-ups and REST reads `OpenCode2StreamMachine` asks for, and
+/// `send --follow`'s prompt. One task; the machine needs no lock.
+struct OpenCode2EventStream: Sendable {
+    let backend: OpenCodeBackend
+    let request: EventsRequest
+    let sendOnReady: SendRequest?
+
+    private var client: OpenCode2Client { backend.client2 }
+    private var logger: Logger { backend.logger }
+
+    func run() -> EventStream {
+        EventChannel.stream { channel in try await pump(channel) }
+    }
+
+    private func makeMachine() -> OpenCode2StreamMachine {
+        OpenCode2StreamMachine(request: request, configuration: .init(
+            endpoint: client.rest.configuration.baseURL, promptSession: sendOnReady?.session,
+            since: request.since.flatMap { Int($0) }))
+    }
+
+    func pump(_ output: EventChannel) async throws {
+        var machine = makeMachine()
+        let outbox = EventOutbox(channel: output)
+        guard request.follow else {
+            try await snapshot(&machine, outbox)
+            try await outbox.flush()
+            return
+        }
+        let rest = client.rest
+        let source = EventSource(client: rest.http, configuration: .init(
+            makeRequest: { _ in
+                HTTPRequest(.get, rest.url("/api/event", scoped: false),
+                            headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
+                            authorization: rest.authorization, connectTimeout: .seconds(10))
+            },
+            liveness: backend.configuration.streamLiveness,
+            policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
+        var elements = source.makeAsyncIterator()
+        do {
+            while let batch = try await elements.nextBatch() {
+                for element in batch {
+                    let actions: [OpenCode2StreamMachine.Action]
+                    if case .event(let sse) = element {
+                        do {
+                            actions = machine.receive(try OpenCode2WireDecoder.decode(sse.dataBytes, keepingRaw: request.raw))
+                        } catch {
+                            logger.warning("skipping an OpenCode 2 event that cannot be read", metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
+                            continue
+                        }
+                    } else {
+                        actions = machine.receive(element)
+                    }
+                    try await execute(actions, &machine, outbox)
+                    if machine.isDone { break }
+                }
+                try await outbox.flush()
+                if machine.isDone { return }
+            }
+        } catch let error as NetError {
+            try await outbox.flush()
+            throw rest.mapTransport(error)
+        }
+    }
+
+    /// Without `--follow`: `--session` reads its durable log (after `--since`, else all of it);
+    /// either way the pending permissions and forms of the sessions running now.
+    private func snapshot(_ machine: inout OpenCode2StreamMachine, _ outbox: EventOutbox) async throws {
+        if let session = request.session {
+            try await execute([.catchUp([.init(session: session, after: request.since.flatMap { Int($0) } ?? 0)])], &machine, outbox)
+            return
+        }
+        let active = (try await client.get("/session/active")).object?.keys.sorted() ?? []
+        for session in active {
+            try await execute([.catchUp([.init(session: session, after: Int.max / 2)])], &machine, outbox)
+        }
+    }
+
+    private func execute(_ actions: [OpenCode2StreamMachine.Action], _ machine: inout OpenCode2StreamMachine,
+                         _ outbox: EventOutbox) async throws {
+        for action in actions {
+            switch action {
+            case .emit(let events):
+                outbox.add(events)
+            case .finish:
+                return
+            case .noteGeneration:
+                logger.info("OpenCode server speaks the 2.x API: /api/event for every session, durable session logs to resume from",
+                            metadata: ["api": "v2"])
+            case .catchUp(let sessions):
+                try await outbox.flush()
+                for catchUp in sessions {
+                    let frames = try await client.readLog(session: catchUp.session, after: catchUp.after)
+                    var read: [OpenCode2WireEvent] = []
+                    for frame in frames {
+                        switch frame {
+                        case .success(let wire): read.append(wire)
+                        case .failure(let error):
+                            logger.warning("skipping an OpenCode 2 log frame that cannot be read", metadata: ["error": "\(error)"])
+                        }
+                    }
+                    logger.debug("caught up from the durable log", metadata: ["session": "\(catchUp.session)", "after": "\(catchUp.after)", "frames": "\(read.count)"])
+                    let pending = try await backend.pending2(session: catchUp.session)
+                    try await execute(machine.caughtUp(session: catchUp.session, frames: read, pending: pending), &machine, outbox)
+                }
+            case .postPrompt(let session):
+                try await outbox.flush()
+                let marker = try await client.readLog(session: session, after: Int.max / 2).last
+                if case .success(let synced)? = marker, synced.isSyncedMarker { machine.watermark(session: session, seq: synced.seq) }
+                guard let prompt = sendOnReady else { continue }
+                let receipt = try await backend.send2(prompt)
+                machine.promptWasPosted(input: receipt.turn)
+            }
+        }
+    }
+}
