@@ -10,8 +10,14 @@ import TetherSim
     static let prompt = "Clean the build dir and say done"
 
     enum Generation: String, CaseIterable, CustomTestStringConvertible {
-        case v1, legacy
-        var options: OpenCodeSimulator.Options { .init(password: "secret", legacy: self == .legacy) }
+        case v1, legacy, v2
+        var options: OpenCodeSimulator.Options {
+            var options = OpenCodeSimulator.Options(password: "secret", legacy: self == .legacy)
+            options.generation = self == .v2 ? 2 : 1
+            return options
+        }
+        /// What the simulator's `/global/health` (1.x) or `/api/info` (2.x) reports.
+        var version: String { self == .v2 ? "2.0.17-fake" : "1.14.50-fake" }
         var testDescription: String { rawValue }
     }
 
@@ -81,7 +87,7 @@ import TetherSim
             let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
             let pending = try await TetherProcess.run(["approvals"] + global, environment: env)
             switch generation {
-            case .v1:
+            case .v1, .v2:
                 #expect(try pending.events().compactMap { $0.data["id"]?.string } == [id])
             case .legacy:
                 // Nothing lists a legacy server's pending permissions: say so, point at the stream.
@@ -127,7 +133,7 @@ import TetherSim
             let result = try await TetherProcess.run(["check"] + global, environment: environment())
             #expect(result.status == 0, "\(result.stderr)")
             let report = try JSONParser.parse(result.stdout)
-            #expect(report["version"] == "1.14.50-fake")
+            #expect(report["version"]?.string == generation.version)
             #expect(report["capabilities"]?.array?.contains("approvals") == true)
             #expect(report["api"]?.string == generation.rawValue)
         }
