@@ -203,11 +203,12 @@ import TetherSim
         #expect(!completedView(current).isEmpty)
     }
 
-    /// V1 only: a legacy server lists no pending permissions, so one asked while the stream is
+    /// V1 and 2.x: a legacy server lists no pending permissions, so one asked while the stream is
     /// down cannot be found again (adapters.md says so); the legacy fault cells run plain turns.
-    @Test func aStreamDroppedMidTurnLosesAndRepeatsNothing() async throws {
-        let reference = try await runTurn(Generation.v1.options)
-        var faulty = Generation.v1.options
+    /// 1.x resyncs over REST; 2.x resumes the session's durable log after the last seq it saw.
+    @Test(arguments: [Generation.v1, .v2]) func aStreamDroppedMidTurnLosesAndRepeatsNothing(_ generation: Generation) async throws {
+        let reference = try await runTurn(generation.options)
+        var faulty = generation.options
         faulty.faults.dropStreamMidTurn = true
         let dropped = try await runTurn(faulty)
         #expect(dropped.contains { $0.type == .connectionState && $0.data["state"] == "reconnecting" })

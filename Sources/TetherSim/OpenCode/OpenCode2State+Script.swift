@@ -21,7 +21,8 @@ struct OpenCode2Turn: Sendable {
     var toolCallID: String?
     /// Text streamed into the open text/reasoning item (live-only deltas), by ordinal.
     var liveText: [Int: String] = [:]
-    var deltasSent = 0
+    /// Text deltas sent so far in this turn (the drop fault fires after the second).
+    var textDeltasSent = 0
     var droppedStreams = false
 }
 
@@ -242,8 +243,8 @@ extension OpenCode2State {
             delta["delta"] = .string(String(piece))
             try await step("session.\(kind).delta", delta, sessionID)
             turns[sessionID]?.liveText[ordinal, default: ""] += piece
-            turns[sessionID]?.deltasSent += 1
-            if options.faults.dropStreamMidTurn, kind == "text", turns[sessionID]?.deltasSent == 2,
+            if kind == "text" { turns[sessionID]?.textDeltasSent += 1 }
+            if options.faults.dropStreamMidTurn, kind == "text", turns[sessionID]?.textDeltasSent == 2,
                turns[sessionID]?.droppedStreams == false {
                 turns[sessionID]?.droppedStreams = true
                 dropAllStreams()
