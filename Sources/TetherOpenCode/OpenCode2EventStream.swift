@@ -34,38 +34,59 @@ struct OpenCode2EventStream: Sendable {
             return
         }
         let rest = client.rest
-        let source = EventSource(client: rest.http, configuration: .init(
-            makeRequest: { _ in
-                HTTPRequest(.get, rest.url("/api/event", scoped: false),
-                            headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
-                            authorization: rest.authorization, connectTimeout: .seconds(10))
-            },
-            liveness: backend.configuration.streamLiveness,
-            policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
-        var elements = source.makeAsyncIterator()
-        do {
-            while let batch = try await elements.nextBatch() {
-                for element in batch {
-                    let actions: [OpenCode2StreamMachine.Action]
-                    if case .event(let sse) = element {
-                        do {
-                            actions = machine.receive(try OpenCode2WireDecoder.decode(sse.dataBytes, keepingRaw: request.raw))
-                        } catch {
-                            logger.warning("skipping an OpenCode 2 event that cannot be read", metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
-                            continue
+        // A catch-up read or the prompt's POST can fail too (the server went away again): that
+        // is a lost connection like any other. Reconnect on the same schedule; the next
+        // `server.connected` resumes every active session from its log again.
+        var retries = ReconnectPolicy(configuration: backend.configuration.reconnect)
+        while !Task.isCancelled {
+            let source = EventSource(client: rest.http, configuration: .init(
+                makeRequest: { _ in
+                    HTTPRequest(.get, rest.url("/api/event", scoped: false),
+                                headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
+                                authorization: rest.authorization, connectTimeout: .seconds(10))
+                },
+                liveness: backend.configuration.streamLiveness,
+                policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
+            var elements = source.makeAsyncIterator()
+            do {
+                while let batch = try await elements.nextBatch() {
+                    for element in batch {
+                        let actions: [OpenCode2StreamMachine.Action]
+                        if case .event(let sse) = element {
+                            do {
+                                actions = machine.receive(try OpenCode2WireDecoder.decode(sse.dataBytes, keepingRaw: request.raw))
+                            } catch {
+                                logger.warning("skipping an OpenCode 2 event that cannot be read",
+                                               metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
+                                continue
+                            }
+                            retries.madeProgress()
+                        } else {
+                            actions = machine.receive(element)
                         }
-                    } else {
-                        actions = machine.receive(element)
+                        try await execute(actions, &machine, outbox)
+                        if machine.isDone { break }
                     }
-                    try await execute(actions, &machine, outbox)
-                    if machine.isDone { break }
+                    try await outbox.flush()
+                    if machine.isDone { return }
                 }
+                return
+            } catch let error as NetError {
                 try await outbox.flush()
-                if machine.isDone { return }
+                throw rest.mapTransport(error)
+            } catch let error as TetherError where error.retryable && !Task.isCancelled {
+                try await outbox.flush()
+                retries.connecting()
+                switch retries.failed(.transportError, at: .now) {
+                case .reconnect(let delay, let attempt):
+                    logger.info("OpenCode went away during a catch-up or the prompt's POST; reconnecting", metadata: ["error": "\(error.message)"])
+                    try await output.send(.connection(.reconnecting, attempt: attempt, endpoint: rest.configuration.baseURL,
+                                                      reason: "\(error.message); retrying in \(delay.secondsText)"))
+                    try await Task.sleep(for: delay)
+                case .stop:
+                    throw error
+                }
             }
-        } catch let error as NetError {
-            try await outbox.flush()
-            throw rest.mapTransport(error)
         }
     }
 
@@ -111,9 +132,19 @@ struct OpenCode2EventStream: Sendable {
                 }
             case .postPrompt(let session):
                 try await outbox.flush()
-                let marker = try await client.readLog(session: session, after: Int.max / 2).last
-                if case .success(let synced)? = marker, synced.isSyncedMarker { machine.watermark(session: session, seq: synced.seq) }
                 guard let prompt = sendOnReady else { continue }
+                if let watermark = machine.promptWatermark {
+                    // A POST was attempted and failed: did it reach the server after all?
+                    let frames = try await client.readLog(session: session, after: watermark).compactMap { try? $0.get() }
+                    if let input = OpenCode2StreamMachine.admittedInput(frames, text: prompt.text) {
+                        machine.promptWasPosted(input: input)
+                        continue
+                    }
+                } else {
+                    let marker = try await client.readLog(session: session, after: Int.max / 2).last
+                    let synced = (try? marker?.get()).flatMap { $0.isSyncedMarker ? $0 : nil }
+                    machine.watermark(session: session, seq: synced?.seq)
+                }
                 let receipt = try await backend.send2(prompt)
                 machine.promptWasPosted(input: receipt.turn)
             }

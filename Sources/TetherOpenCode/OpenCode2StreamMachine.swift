@@ -46,6 +46,9 @@ struct OpenCode2StreamMachine {
     private let configuration: Configuration
     private(set) var connections = 0
     private var promptPosted = false
+    /// `send --follow`: where the session's log ended before the first POST, once read; set,
+    /// it also says a POST was attempted (and may have reached the server).
+    private(set) var promptWatermark: Int?
 
     init(request: EventsRequest, configuration: Configuration) {
         filter = EventFilter(request)
@@ -109,7 +112,16 @@ struct OpenCode2StreamMachine {
 
     /// Where `session`'s log ended before the prompt: frames at or below are not the turn's.
     mutating func watermark(session: String, seq: Int?) {
+        guard promptWatermark == nil else { return }
+        promptWatermark = seq ?? 0
         if let seq { mapper.resume(session: session, after: seq) }
+    }
+
+    /// Before posting again after a POST that failed: the input this prompt already was, when
+    /// the session's log admitted one with its text after the watermark (the POST reached the
+    /// server and only its answer was lost), so it is not sent twice.
+    static func admittedInput(_ frames: [OpenCode2WireEvent], text: String) -> String? {
+        frames.first { $0.type == "session.input.admitted" && $0.data["input"]?["text"]?.string == text }?.data["inputID"]?.string
     }
 
     /// The prompt was admitted as `input` (the inbox item's id, the turn's id).

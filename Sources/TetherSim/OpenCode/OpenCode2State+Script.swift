@@ -235,12 +235,9 @@ extension OpenCode2State {
         let key: OrderedJSON = ["assistantMessageID": .string(message), "ordinal": .int(ordinal)]
         setContent(sessionID, message: message, ordinal: ordinal, ["type": .string(kind), "text": ""])
         try await step("session.\(kind).started", key, sessionID)
-        var rest = Substring(text)
-        while !rest.isEmpty {
-            let piece = rest.prefix(8)
-            rest = rest.dropFirst(piece.count)
+        for piece in Self.pieces(text) {
             var delta = key
-            delta["delta"] = .string(String(piece))
+            delta["delta"] = .string(piece)
             try await step("session.\(kind).delta", delta, sessionID)
             turns[sessionID]?.liveText[ordinal, default: ""] += piece
             if kind == "text" { turns[sessionID]?.textDeltasSent += 1 }
@@ -255,6 +252,30 @@ extension OpenCode2State {
         var ended = key
         ended["text"] = .string(text)
         try await step("session.\(kind).ended", ended, sessionID)
+    }
+
+    /// Two words a delta (each with the spaces after it), as the 1.x scripts stream.
+    static func pieces(_ text: String) -> [String] {
+        var pieces: [String] = []
+        var current = ""
+        var words = 0
+        var inSpace = false
+        for character in text {
+            if character == " " {
+                inSpace = true
+            } else if inSpace {
+                inSpace = false
+                words += 1
+                if words == 2 {
+                    pieces.append(current)
+                    current = ""
+                    words = 0
+                }
+            }
+            current.append(character)
+        }
+        if !current.isEmpty { pieces.append(current) }
+        return pieces
     }
 
     private func callTool(_ sessionID: String, message: String, ordinal: Int, name: String, input: OrderedJSON) async throws -> String {
