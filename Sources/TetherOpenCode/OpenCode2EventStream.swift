@@ -26,6 +26,15 @@ struct OpenCode2EventStream: Sendable {
     }
 
     func pump(_ output: EventChannel) async throws {
+        if let since = request.since {
+            // A cursor is a `durable.seq`, and a seq orders one session's log only.
+            guard request.session != nil else {
+                throw TetherError(.usage, "--since takes an OpenCode 2 cursor (a session log's seq) and needs --session", hint: "tether events --session ID --since SEQ")
+            }
+            guard let seq = Int(since), seq >= 0 else {
+                throw TetherError(.usage, "--since takes an OpenCode 2 cursor, a session log's seq (a number), got \(since)")
+            }
+        }
         var machine = makeMachine()
         let outbox = EventOutbox(channel: output)
         guard request.follow else {

@@ -44,7 +44,12 @@ public struct OpenCodeBackend: Backend {
     }
 
     public let kind = BackendKind.openCode
-    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort, .questions]
+    /// `resume` (`events --since SEQ`) is 2.x's durable session log: listed until the server is
+    /// known to be 1.x (then `--since` is refused, see `OpenCodeEventStream`).
+    public var capabilities: BackendCapabilities {
+        let common: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort, .questions]
+        return generation.isV2.withLock { $0 } == false ? common : common.union(.resume)
+    }
 
     let configuration: Configuration
     let client: OpenCodeClient

@@ -38,6 +38,10 @@ struct OpenCodeEventStream: Sendable {
             try await OpenCode2EventStream(backend: backend, request: request, sendOnReady: sendOnReady).pump(output)
             return
         }
+        if request.since != nil {
+            throw TetherError(.unsupported, "--since (resuming from a cursor) needs an OpenCode 2.x server (its durable session log); this one speaks 1.x, which keeps no replay",
+                              hint: "use --follow to stream from now on")
+        }
         var machine = await makeMachine()
         let outbox = EventOutbox(channel: output)
 

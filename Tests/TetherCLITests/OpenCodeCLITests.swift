@@ -174,6 +174,55 @@ import TetherSim
         }
     }
 
+    /// 2.x: `--model` goes through the session's model route (a 2.x prompt has no model),
+    /// `history` reads the message union, `sessions show` the session, and `events --session
+    /// --since SEQ` replays the durable log after that seq: the next turn, nothing before.
+    @Test func openCode2ModelHistoryAndSince() async throws {
+        try await withOpenCode(Generation.v2.options) { simulator, global in
+            let env = environment()
+            let session = try await createSession(global, env: env)
+            let first = try await TetherProcess.run(["send", session, "Say hello", "--model", "openai/gpt-5", "--follow"] + global, environment: env)
+            #expect(first.status == 0, "\(first.stderr)")
+            let model = await simulator.requests().first { $0.method == "POST" && $0.path == "/api/session/\(session)/model" }
+            #expect(model.map { String(decoding: $0.body, as: UTF8.self) }?.contains(#""id":"gpt-5""#) == true)
+            let firstDone = try #require(try first.events().last { $0.type == .turnCompleted })
+            let cursor = try #require(firstDone.cursor)
+
+            let second = try await TetherProcess.run(["send", session, "Say goodbye", "--follow"] + global, environment: env)
+            #expect(second.status == 0, "\(second.stderr)")
+
+            let history = try await TetherProcess.run(["history", session] + global, environment: env)
+            #expect(history.status == 0, "\(history.stderr)")
+            let replayed = try history.events()
+            #expect(replayed.filter { $0.type == .turnCompleted }.map { $0.data["status"]?.string } == ["completed", "completed"])
+            let texts = replayed.filter { $0.type == .partCompleted && $0.data["role"] == "assistant" }.compactMap { $0.data["text"]?.string }
+            #expect(texts == ["Fake model reply. You said: Say hello", "Fake model reply. You said: Say goodbye"])
+
+            let show = try await TetherProcess.run(["sessions", "show", session] + global, environment: env)
+            #expect(show.status == 0, "\(show.stderr)")
+            #expect(show.stdout.contains(session))
+
+            let since = try await TetherProcess.run(["events", "--session", session, "--since", cursor] + global, environment: env)
+            #expect(since.status == 0, "\(since.stderr)")
+            let resumed = try since.events()
+            #expect(resumed.filter { $0.type == .turnStarted }.count == 1)
+            #expect(resumed.filter { $0.type == .partCompleted && $0.data["role"] == "user" }.compactMap { $0.data["text"]?.string } == ["Say goodbye"])
+            #expect(resumed.allSatisfy { $0.cursor.map { Int($0)! > Int(cursor)! } ?? true })
+            let unsessioned = try await TetherProcess.run(["events", "--since", cursor] + global, environment: env)
+            #expect(unsessioned.status == 64, "\(unsessioned.stderr)")
+        }
+    }
+
+    /// 1.x keeps no replay: `--since` is refused, saying what would take it.
+    @Test func sinceIsRefusedByA1xServer() async throws {
+        try await withOpenCode(Generation.v1.options) { _, global in
+            let result = try await TetherProcess.run(["events", "--session", OpenCodeSimulator.fixtureSessionID, "--since", "3"] + global,
+                                                     environment: environment())
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("OpenCode 2.x"), "\(result.stderr)")
+        }
+    }
+
     /// What a consumer that reads only part.completed and turn.completed sees.
     func completedView(_ events: [Event]) -> [String] {
         events.filter { $0.type == .partCompleted || $0.type == .turnCompleted }.map {
