@@ -203,7 +203,9 @@ extension SimulateCommand {
         switch backend {
         case .opencode:
             lines = ["backend = \"opencode\"", "url = \"\(address)\""]
-                + (token == nil ? [] : ["password = { env = \"OPENCODE_SERVER_PASSWORD\" }   # the --token you gave"])
+                + (token == nil
+                    ? generation == 2 ? ["password = { env = \"OPENCODE_PASSWORD\" }   # the password printed above (2.x always has one)"] : []
+                    : ["password = { env = \"OPENCODE_SERVER_PASSWORD\" }   # the --token you gave"])
         case .codexWorker:
             lines = ["backend = \"codex-worker\"", "url = \"\(address)\""]
                 + (token == nil ? [] : ["token = { env = \"WORKER_TOKEN\" }   # the --token you gave"])
