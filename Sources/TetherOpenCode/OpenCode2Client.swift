@@ -41,29 +41,38 @@ struct OpenCode2Client: Sendable {
         }
     }
 
-    /// The durable log of `session` after `seq`, read to its `log.synced` marker (no `follow`):
-    /// its frames decoded, oldest first. Frames that cannot be read are returned as errors for
-    /// the caller to log; the marker is the last element when the server sent it.
+    /// The durable log of `session` after `seq`, read to its `log.synced` marker: its frames
+    /// decoded, oldest first, the marker last when the server sent it. Read as a stream and
+    /// closed at the marker, so it works whether the server ends a log without `follow` there
+    /// (the simulator) or goes on (`OpenCode2Facts.logPath`). Frames that cannot be read are
+    /// returned as errors for the caller to log.
     func readLog(session: String, after seq: Int) async throws -> [Result<OpenCode2WireEvent, OpenCode2WireError>] {
         let url = rest.url(OpenCode2Facts.logPath(session: try PathSegment(session), after: seq, follow: false), scoped: false)
-        let request = HTTPRequest(.get, url, headers: [("Accept", "text/event-stream")], authorization: rest.authorization)
-        let response: HTTPResponse
+        let request = HTTPRequest(.get, url, headers: [("Accept", "text/event-stream")], authorization: rest.authorization,
+                                  connectTimeout: .seconds(10))
+        var decoder = SSEDecoder()
+        var frames: [Result<OpenCode2WireEvent, OpenCode2WireError>] = []
         do {
-            response = try await rest.http.perform(request)
+            let stream = try await rest.http.stream(request, requireEventStream: false, liveness: Self.logLiveness)
+            defer { stream.cancel() }
+            for try await chunk in stream {
+                for output in decoder.feed(chunk) {
+                    guard case .event(let sse) = output else { continue }
+                    do {
+                        let frame = try OpenCode2WireDecoder.decode(sse.dataBytes)
+                        frames.append(.success(frame))
+                        if frame.isSyncedMarker { return frames }
+                    } catch {
+                        frames.append(.failure(error))
+                    }
+                }
+            }
         } catch let error as NetError {
             throw rest.mapTransport(error)
         }
-        guard response.isSuccess else { throw rest.mapStatus(response, url: url) }
-        var decoder = SSEDecoder()
-        var frames: [Result<OpenCode2WireEvent, OpenCode2WireError>] = []
-        for output in decoder.feed(response.body) {
-            guard case .event(let sse) = output else { continue }
-            do {
-                frames.append(.success(try OpenCode2WireDecoder.decode(sse.dataBytes)))
-            } catch {
-                frames.append(.failure(error))
-            }
-        }
         return frames
     }
+
+    /// A log read that brings nothing for this long (no frame, no heartbeat) has failed.
+    static let logLiveness: Duration = .seconds(45)
 }

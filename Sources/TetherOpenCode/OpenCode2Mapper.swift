@@ -18,6 +18,9 @@ struct OpenCode2Mapper {
         var turn: String?
         var kind: PartKind
         var text = ""
+        /// A delta did not fit the bound: later ones are not kept either, so `text` stays a
+        /// prefix of what was sent, never one with a hole.
+        var truncated = false
         var content: JSONObject = [:]
     }
 
@@ -28,16 +31,21 @@ struct OpenCode2Mapper {
         var usage: Usage?
     }
 
-    private(set) var lastSeq: [String: Int] = [:]
-    private(set) var openTurns: [String: TurnState] = [:]
+    // Per session, part and turn state is bounded (`RecentMap`: the oldest is let go of), so a
+    // stream of sessions never seen again, or of parts that never end, does not grow.
+    private(set) var lastSeq = RecentMap<String, Int>(capacity: 4096)
+    private(set) var openTurns = RecentMap<String, TurnState>(capacity: 1024)
     /// Inputs promoted (their execution not started yet), oldest first, with their text.
     private var promoted: [String: [(id: String, text: String?)]] = [:]
     private var admittedText = RecentMap<String, String>(capacity: 1024)
-    private var parts: [String: PartState] = [:]
+    private var parts = RecentMap<String, PartState>(capacity: 1024)
+    /// Text kept per open part from its deltas (what completes it when its `*.ended` never
+    /// comes); the deltas themselves always go out.
+    static let partTextLimit = 1 << 20
     private var completedParts = RecentSet(capacity: 4096)
     private var completedTurns = RecentSet(capacity: 1024)
     private(set) var pendingApprovals: [String: Approval] = [:]
-    private(set) var statuses: [String: SessionStatus] = [:]
+    private(set) var statuses = RecentMap<String, SessionStatus>(capacity: 4096)
 
     init() {}
 
@@ -119,7 +127,13 @@ struct OpenCode2Mapper {
             let kind: PartKind = type == "session.text.delta" ? .text : .reasoning
             guard !completedParts.contains(id) else { return [] }
             var events = parts[id] == nil ? startPart(id, session: session, kind: kind) : []
-            parts[id]?.text += delta
+            if parts[id]?.truncated == false {
+                if (parts[id]?.text.utf8.count ?? 0) + delta.utf8.count <= Self.partTextLimit {
+                    parts[id]?.text += delta
+                } else {
+                    parts[id]?.truncated = true
+                }
+            }
             events.append(.partDelta(session: session, turn: parts[id]?.turn, part: id, kind: kind, delta: delta))
             return events
         case "session.text.ended", "session.reasoning.ended":
@@ -202,6 +216,7 @@ struct OpenCode2Mapper {
         guard var turn = openTurns.removeValue(forKey: session) else { return setStatus(session, .idle) }
         var events: [Event] = []
         for (id, part) in parts.filter({ $0.value.session == session }).sorted(by: { $0.key < $1.key }) {
+            // (A text part whose `*.ended` never came completes with the text its deltas brought.)
             var content = part.content
             if part.kind == .text || part.kind == .reasoning {
                 content = Self.textContent(part.text, kind: part.kind)

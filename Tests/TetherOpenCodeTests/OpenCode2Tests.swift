@@ -164,6 +164,27 @@ import TetherNet
         #expect(text?.data["text"] == "I'll remove it.")
     }
 
+    /// A part whose `*.ended` never comes completes with its deltas' text, kept up to a bound
+    /// (the deltas themselves still go out), and a clean prefix: nothing after a piece that did
+    /// not fit.
+    @Test func deltaTextIsKeptWithinItsBound() throws {
+        var mapper = OpenCode2Mapper()
+        let key: JSONObject = ["assistantMessageID": .string(Self.message), "ordinal": 0]
+        func delta(_ text: String) throws -> OpenCode2WireEvent {
+            var data = key
+            data["delta"] = .string(text)
+            return try Self.frame("session.text.delta", .object(data))
+        }
+        let big = String(repeating: "x", count: OpenCode2Mapper.partTextLimit)
+        let events = map([try Self.frame("session.input.promoted", ["inputID": "msg_9"], seq: 1),
+                          try Self.frame("session.execution.started", [:], seq: 2),
+                          try delta("ab"), try delta(big), try delta("cd"),
+                          try Self.frame("session.execution.succeeded", [:], seq: 3)], into: &mapper)
+        #expect(events.filter { $0.type == .partDelta }.count == 3)
+        let text = events.first { $0.type == .partCompleted && $0.data["role"] == "assistant" }?.data["text"]?.string
+        #expect(text == "ab")
+    }
+
     @Test func executionEndsMapToTurnOutcomes() throws {
         for (type, data, status) in [("session.execution.failed", ["error": ["type": "APIError", "message": "down"]] as JSONValue, "failed"),
                                      ("session.execution.interrupted", ["reason": "user"], "cancelled")] {
