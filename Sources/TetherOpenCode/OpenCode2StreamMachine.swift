@@ -78,14 +78,17 @@ struct OpenCode2StreamMachine {
         guard wire.type == "server.connected" else { return emit(mapper.map(wire)) }
         connections += 1
         var actions: [Action] = []
+        if connections == 1 { actions.append(.noteGeneration) }
+        // The prompt first: after a POST that failed, finding it in the log names the turn, and
+        // only then may the catch-up map the turn's frames (before, the filter would drop them
+        // as no turn of ours, and their seqs would count as taken).
+        if let session = configuration.promptSession, !promptPosted { actions.append(.postPrompt(session: session)) }
         if connections == 1 {
-            actions.append(.noteGeneration)
             if let session = filter.session, let since = configuration.since { actions.append(.catchUp([CatchUp(session: session, after: since)])) }
         } else {
             let sessions = resumable()
             if !sessions.isEmpty { actions.append(.catchUp(sessions)) }
         }
-        if let session = configuration.promptSession, !promptPosted { actions.append(.postPrompt(session: session)) }
         return actions
     }
 

@@ -117,13 +117,15 @@ struct OpenCode2Routes: Sendable {
         }
         if let id = on("POST", "session", "*", "prompt")?.first {
             guard let text = json?["text"] as? String else { return Self.invalid("Missing key at [\"text\"]") }
-            if options.faults.failFirstPrompt != nil,
-               log.all.count(where: { $0.method == "POST" && $0.path.hasSuffix("/prompt") }) == 1 {
-                return Self.error(503, "ServiceUnavailableError", "fault: server going down")
+            let failure = options.faults.failFirstPrompt.flatMap { failure in
+                log.all.count(where: { $0.method == "POST" && $0.path.hasSuffix("/prompt") }) == 1 ? failure : nil
             }
+            let down = Self.error(503, "ServiceUnavailableError", "fault: server going down")
+            if failure == .beforeStoring { return down }
             guard let item = await state.prompt(id, text: text, delivery: json?["delivery"] as? String ?? "queue") else {
                 return Self.sessionNotFound(id)
             }
+            if failure == .afterStoring { return down }
             return Self.data(item)
         }
         if let id = on("POST", "session", "*", "interrupt")?.first {
