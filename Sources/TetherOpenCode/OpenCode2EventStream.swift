@@ -139,6 +139,14 @@ struct OpenCode2EventStream: Sendable {
                     let pending = try await backend.pending2(session: catchUp.session)
                     try await execute(machine.caughtUp(session: catchUp.session, frames: read, pending: pending), &machine, outbox)
                 }
+            case .joinRunning:
+                try await outbox.flush()
+                let running = (try await client.get("/session/active")).object?.keys.sorted() ?? []
+                for session in machine.sessionsToJoin(running: running) {
+                    let frames = try await client.readLog(session: session, after: 0).compactMap { try? $0.get() }
+                    let pending = try await backend.pending2(session: session)
+                    try await execute(machine.joined(session: session, frames: frames, pending: pending), &machine, outbox)
+                }
             case .postPrompt(let session):
                 try await outbox.flush()
                 guard let prompt = sendOnReady else { continue }

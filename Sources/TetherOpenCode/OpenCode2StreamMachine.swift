@@ -22,6 +22,9 @@ struct OpenCode2StreamMachine {
         /// `send --follow`: read where the session's log ends (`watermark`), post the prompt,
         /// then say `promptPosted` with the inbox item's id.
         case postPrompt(session: String)
+        /// Read which sessions are running now (`GET /api/session/active`), each one's log from
+        /// the start and its pending permissions and forms; feed them to `joined`.
+        case joinRunning
         /// Say once (at `-v`) that the server speaks the 2.x API.
         case noteGeneration
         /// `send --follow` is done.
@@ -84,7 +87,11 @@ struct OpenCode2StreamMachine {
         // as no turn of ours, and their seqs would count as taken).
         if let session = configuration.promptSession, !promptPosted { actions.append(.postPrompt(session: session)) }
         if connections == 1 {
-            if let session = filter.session, let since = configuration.since { actions.append(.catchUp([CatchUp(session: session, after: since)])) }
+            if let session = filter.session, let since = configuration.since {
+                actions.append(.catchUp([CatchUp(session: session, after: since)]))
+            } else if configuration.promptSession == nil {
+                actions.append(.joinRunning)
+            }
         } else {
             let sessions = resumable()
             if !sessions.isEmpty { actions.append(.catchUp(sessions)) }
@@ -109,6 +116,27 @@ struct OpenCode2StreamMachine {
         for frame in frames where !frame.isSyncedMarker {
             events += mapper.map(frame)
         }
+        events += mapper.reconcile(pending: pending, sessions: [session])
+        return emit(events)
+    }
+
+    /// Which sessions `joinRunning` reads: the one followed, or all that run.
+    func sessionsToJoin(running: [String]) -> [String] {
+        guard let session = filter.session else { return running }
+        return running.contains(session) ? [session] : []
+    }
+
+    /// A session that was running when the stream first connected: its whole log, of which
+    /// only the execution running now is shown (from its last `session.execution.started`);
+    /// what came before only sets the mapper's state (its seq, its finished turns).
+    mutating func joined(session: String, frames: [OpenCode2WireEvent], pending: [JSONValue]) -> [Action] {
+        let frames = frames.filter { !$0.isSyncedMarker }
+        let start = frames.lastIndex { $0.type == "session.execution.started" } ?? frames.endIndex
+        // Its input's promotion comes just before it: kept, so the turn has its id and text.
+        let shown = frames[..<start].lastIndex { $0.type == "session.input.promoted" } ?? start
+        for frame in frames[..<shown] { _ = mapper.map(frame) }
+        var events: [Event] = []
+        for frame in frames[shown...] { events += mapper.map(frame) }
         events += mapper.reconcile(pending: pending, sessions: [session])
         return emit(events)
     }

@@ -213,6 +213,29 @@ import TetherSim
         }
     }
 
+    /// `events --follow` started while a turn waits on its approval sees that turn (1.x: the
+    /// REST resync; 2.x: the running execution read from its log) and its pending approval, and
+    /// follows it to the end once answered.
+    @Test(arguments: [Generation.v1, .v2]) func eventsFollowJoinsATurnAlreadyRunning(_ generation: Generation) async throws {
+        try await withOpenCode(generation.options) { simulator, global in
+            let env = environment()
+            let session = try await createSession(global, env: env)
+            #expect(try await TetherProcess.run(["send", session, Self.prompt] + global, environment: env).status == 0)
+            let request = try await simulator.waitForPendingPermission()
+            let follower = try TetherProcess(["events", "--follow"] + global, environment: env)
+            let approval = try await follower.waitForEvent(.approvalRequested, timeout: .seconds(30))
+            #expect(approval.data["id"]?.string?.hasSuffix(request) == true)
+            #expect(try await TetherProcess.run(["approve", try #require(approval.data["id"]?.string)] + global, environment: env).status == 0)
+            let done = try await follower.waitForEvent(.turnCompleted, timeout: .seconds(30))
+            #expect(done.data["status"] == "completed")
+            follower.interrupt()
+            let events = try await follower.finish().events()
+            let started = try #require(events.first { $0.type == .turnStarted })
+            #expect(started.turn == done.turn)
+            #expect(events.contains { $0.type == .partCompleted && $0.data["kind"] == "command" && $0.data["status"] == "completed" })
+        }
+    }
+
     /// 1.x keeps no replay: `--since` is refused, saying what would take it.
     @Test func sinceIsRefusedByA1xServer() async throws {
         try await withOpenCode(Generation.v1.options) { _, global in

@@ -320,6 +320,43 @@ import TetherNet
         #expect(!machine.receive(try Self.connected()).contains { if case .postPrompt = $0 { true } else { false } })
     }
 
+    /// `events --follow` that connects while a session runs shows that execution from its
+    /// start (read from the log), not the turns before it, and then goes on live.
+    @Test func aSessionRunningAtConnectIsJoinedFromItsCurrentExecution() throws {
+        var machine = machine()
+        let first = machine.receive(try Self.connected())
+        #expect(first.contains { if case .joinRunning = $0 { true } else { false } })
+        #expect(machine.sessionsToJoin(running: [Self.session, "ses_other"]) == [Self.session, "ses_other"])
+        let earlier: [OpenCode2WireEvent] = [
+            try Self.frame("session.input.promoted", ["inputID": "msg_old"], seq: 1),
+            try Self.frame("session.execution.started", [:], seq: 2),
+            try Self.frame("session.execution.succeeded", [:], seq: 3),
+        ]
+        let current = try Self.permissionTurn().prefix(8).map { frame -> OpenCode2WireEvent in
+            var frame = frame
+            frame.seq = frame.seq.map { $0 + 3 }
+            return frame
+        }
+        let actions = machine.joined(session: Self.session, frames: earlier + current.filter(\.isDurable), pending: [])
+        let events: [Event] = actions.flatMap { action -> [Event] in if case .emit(let events) = action { events } else { [] } }
+        #expect(events.filter { $0.type == .turnStarted }.compactMap(\.turn) == [Self.input])
+        #expect(events.first { $0.type == .partCompleted && $0.data["role"] == "user" }?.data["text"] == "clean the build")
+        #expect(!events.contains { $0.turn == "msg_old" })
+        // Then live: the rest of the execution ends the joined turn.
+        let rest = try Self.permissionTurn().dropFirst(8).map { frame -> OpenCode2WireEvent in
+            var frame = frame
+            frame.seq = frame.seq.map { $0 + 3 }
+            return frame
+        }
+        let live: [Event] = rest.flatMap { machine.receive($0) }.flatMap { action -> [Event] in if case .emit(let events) = action { events } else { [] } }
+        #expect(live.last { $0.type == .turnCompleted }?.turn == Self.input)
+        // With --session, only that one is joined; send --follow joins none.
+        let one = OpenCode2StreamMachine(request: EventsRequest(session: Self.session, follow: true), configuration: .init(endpoint: "x"))
+        #expect(one.sessionsToJoin(running: ["ses_other"]).isEmpty)
+        var send = self.machine(EventsRequest(session: Self.session, follow: true, untilTurnCompletes: true), prompt: true)
+        #expect(!send.receive(try Self.connected()).contains { if case .joinRunning = $0 { true } else { false } })
+    }
+
     @Test func aPromptWhoseAnswerWasLostIsFoundInTheLog() throws {
         let frames = [try Self.frame("session.input.admitted", ["inputID": "msg_x", "input": ["type": "user", "text": "hi"]], seq: 4)]
         #expect(OpenCode2StreamMachine.admittedInput(frames, text: "hi") == "msg_x")
