@@ -48,6 +48,14 @@ enum OpenCode2Facts {
         ["model": ["providerID": .string(provider), "id": .string(model)]]
     }
 
+    /// One item of `GET /api/model` as `provider/model`. The note lists the route but not its
+    /// items; assumed to be `{providerID, id, name?}` like the `model` objects elsewhere (a
+    /// `provider` key is read too).
+    static func model(from item: JSONValue) -> ModelInfo? {
+        guard let id = item["id"]?.string, let provider = item["providerID"]?.string ?? item["provider"]?.string else { return nil }
+        return ModelInfo(id: "\(provider)/\(id)", name: item["name"]?.string.map { "\(provider) · \($0)" } ?? "\(provider)/\(id)")
+    }
+
     /// The durable log, without `follow`, is assumed to end its response after `log.synced`
     /// (the note only describes `follow=true`). Tether reads it that way to catch a session up
     /// after a reconnect, then goes on with the global stream.

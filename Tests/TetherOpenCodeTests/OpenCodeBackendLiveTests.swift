@@ -116,6 +116,21 @@ import TetherSim
         #expect(events.contains { $0.type == .partCompleted && $0.data["role"] == "user" && $0.data["text"] == "say hello" })
     }
 
+    /// 2.x lists its models at `GET /api/model`, as `provider/model`.
+    @Test func a2xServerListsItsModels() async throws {
+        var options = OpenCodeSimulator.Options(password: "pw")
+        options.generation = 2
+        let simulator = OpenCodeSimulator(options: options)
+        let url = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let backend = OpenCodeBackend(configuration: .init(baseURL: url.absoluteString, password: "pw", directory: nil, profile: "t"),
+                                      logger: Logger(label: "test"))
+        let models = try await backend.listModels()
+        #expect(models.map(\.id) == ["anthropic/claude-sonnet-4", "openai/gpt-5"])
+        #expect(models.first?.name == "anthropic · Claude Sonnet 4")
+        #expect(OpenCode2Facts.model(from: ["name": "no id"]) == nil)
+    }
+
     /// The stream's events until it ends, or those so far once `limit` has passed (then the
     /// stream is cancelled): a run that never ends fails its expectations instead of hanging.
     static func collect(_ stream: EventStream, within limit: Duration) async throws -> [Event] {
