@@ -17,8 +17,6 @@ struct OpenCode2Client: Sendable {
         rest = OpenCodeClient(configuration: configuration, http: v1.http)
     }
 
-    var directory: String? { nil }
-
     /// `path` under `/api` (`/session` → `/api/session`); the `{data}` payload.
     func get(_ path: String) async throws -> JSONValue {
         OpenCode2WireDecoder.payload(try await rest.call(.get, "/api" + path, body: nil, scoped: false))

@@ -147,13 +147,12 @@ struct OpenCode2Mapper {
         case "session.tool.input.started", "session.tool.called":
             guard let call = d["id"]?.string ?? d["callID"]?.string else { return [] }
             let name = d["name"]?.string ?? parts[call]?.content["tool"]?.string ?? "tool"
-            var events = parts[call] == nil ? startTool(call, name: name, session: session, input: d["input"]) : []
+            let events = parts[call] == nil ? startTool(call, name: name, session: session, input: d["input"]) : []
             if let input = d["input"], type == "session.tool.called" {
                 parts[call]?.content["input"] = input
                 parts[call]?.content["status"] = .string(PartStatus.running.rawValue)
                 if let command = input["command"]?.string, parts[call]?.kind == .command { parts[call]?.content["command"] = .string(command) }
             }
-            if events.isEmpty { events = [] }
             return events
         case "session.tool.success":
             guard let call = d["id"]?.string ?? d["callID"]?.string else { return [] }
