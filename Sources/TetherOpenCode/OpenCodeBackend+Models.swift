@@ -4,6 +4,10 @@ extension OpenCodeBackend: ModelCatalog {
     /// Every model of every configured provider (`GET /config/providers`), as `provider/model`
     /// (what `send` takes), sorted by provider then model name.
     public func listModels() async throws -> [ModelInfo] {
+        if try await isGeneration2() {
+            return try await client2.list("/model", what: "the model list").compactMap(OpenCode2Facts.model(from:))
+                .sorted { ($0.id.split(separator: "/").first ?? "", $0.name) < ($1.id.split(separator: "/").first ?? "", $1.name) }
+        }
         let providers = try await client.get("/config/providers")["providers"]?.array ?? []
         var models: [ModelInfo] = []
         for provider in providers {

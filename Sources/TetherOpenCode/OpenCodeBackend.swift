@@ -44,10 +44,18 @@ public struct OpenCodeBackend: Backend {
     }
 
     public let kind = BackendKind.openCode
-    public let capabilities: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort, .questions]
+    /// `resume` (`events --since SEQ`) is 2.x's durable session log: listed until the server is
+    /// known to be 1.x (then `--since` is refused, see `OpenCodeEventStream`).
+    public var capabilities: BackendCapabilities {
+        let common: BackendCapabilities = [.sessions, .createSession, .history, .send, .events, .approvals, .abort, .questions]
+        return generation.isV2.withLock { $0 } == false ? common : common.union(.resume)
+    }
 
     let configuration: Configuration
     let client: OpenCodeClient
+    /// The 2.x surface (`/api/*`) of the same server, used once `isGeneration2()` says so.
+    let client2: OpenCode2Client
+    let generation = OpenCodeServerGeneration()
     let logger: Logger
 
     public init(configuration: Configuration, logger: Logger) {
@@ -58,9 +66,11 @@ public struct OpenCodeBackend: Backend {
                                  password: configuration.password, directory: configuration.directory,
                                  profile: configuration.profile),
             http: HTTPClient(logger: logger))
+        client2 = OpenCode2Client(client)
     }
 
     public func check() async throws -> CheckReport {
+        if try await isGeneration2() { return try await check2() }
         let health = try await client.get("/global/health", scoped: false)
         // Health may be open on some servers: a scoped read proves the credentials too.
         _ = try await client.get("/session")
@@ -75,6 +85,7 @@ public struct OpenCodeBackend: Backend {
     // MARK: Sessions
 
     public func listSessions(_ request: SessionListRequest) async throws -> [Session] {
+        if try await isGeneration2() { return try await listSessions2(request) }
         let list = try await client.get("/session")
         let statuses = (try? await client.get("/session/status"))?.object ?? [:]
         var sessions = (list.array ?? []).compactMap { info -> Session? in
@@ -87,6 +98,7 @@ public struct OpenCodeBackend: Backend {
     }
 
     public func createSession(_ request: SessionCreateRequest) async throws -> Session {
+        if try await isGeneration2() { return try await createSession2(request) }
         var body: JSONObject = [:]
         if let title = request.title { body["title"] = .string(title) }
         var path = "/session"
@@ -101,6 +113,7 @@ public struct OpenCodeBackend: Backend {
     }
 
     public func session(id: String) async throws -> Session {
+        if try await isGeneration2() { return try await session2(id: id) }
         let info = try await client.get("/session/\(Self.escape(id))")
         guard var session = OpenCodeEventMapper.session(from: info) else {
             throw TetherError(.badData, "OpenCode's session \(id) has no id field")
@@ -126,6 +139,7 @@ public struct OpenCodeBackend: Backend {
     // MARK: History
 
     public func history(session: String, limit: Int?) async throws -> [Event] {
+        if try await isGeneration2() { return try await history2(session: session, limit: limit) }
         let messages = try await client.get("/session/\(Self.escape(session))/message").array ?? []
         let statuses = (try? await client.get("/session/status"))?.object ?? [:]
         var mapper = OpenCodeEventMapper()
@@ -155,6 +169,7 @@ public struct OpenCodeBackend: Backend {
     // MARK: Turns
 
     public func send(_ request: SendRequest) async throws -> SendReceipt {
+        if try await isGeneration2() { return try await send2(request) }
         var body: JSONObject = ["parts": [["type": "text", "text": .string(request.text)]]]
         if let model = request.model {
             let split = model.split(separator: "/", maxSplits: 1)
@@ -179,12 +194,14 @@ public struct OpenCodeBackend: Backend {
     }
 
     public func abort(session: String, turn: String?) async throws {
+        if try await isGeneration2() { return try await abort2(session: session) }
         _ = try await client.post("/session/\(Self.escape(session))/abort", body: nil)
     }
 
     // MARK: Approvals
 
     public func pendingApprovals(session: String?) async throws -> [Approval] {
+        if try await isGeneration2() { return try await pendingApprovals2(session: session) }
         guard let permissions = try await client.getIfServed("/permission") else {
             throw TetherError(.unsupported, "this OpenCode server (legacy API, no GET /permission) cannot list its pending permissions",
                               hint: "they are announced as approval.requested by `tether events --follow`; answer one with `tether approve ID`")
@@ -206,6 +223,7 @@ public struct OpenCodeBackend: Backend {
     }
 
     public func approve(id: String, answer: ApprovalAnswer) async throws -> Event {
+        if try await isGeneration2() { return try await approve2(id: id, answer: answer) }
         let parts = CompositeID.split(id, count: 2)
         let session = parts?[0]
         let request = parts?[1] ?? id

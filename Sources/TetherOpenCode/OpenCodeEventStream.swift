@@ -33,6 +33,15 @@ struct OpenCodeEventStream: Sendable {
     }
 
     private func pump(_ output: EventChannel) async throws {
+        if try await backend.isGeneration2() {
+            // A 2.x server: its own stream (`/api/event` and the durable session logs).
+            try await OpenCode2EventStream(backend: backend, request: request, sendOnReady: sendOnReady).pump(output)
+            return
+        }
+        if request.since != nil {
+            throw TetherError(.unsupported, "--since (resuming from a cursor) needs an OpenCode 2.x server (its durable session log); this one speaks 1.x, which keeps no replay",
+                              hint: "use --follow to stream from now on")
+        }
         var machine = await makeMachine()
         let outbox = EventOutbox(channel: output)
 

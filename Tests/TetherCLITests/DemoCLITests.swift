@@ -11,8 +11,10 @@ import TetherCore
         let completed = events.filter { $0.type == .turnCompleted }
         #expect(Set(completed.compactMap(\.backend)) == [.openCode, .codexWorker, .codex, .codexMonitor])
         #expect(completed.allSatisfy { $0.data["status"] == "completed" })
-        #expect(events.filter { $0.type == .approvalRequested }.count == 4)
-        #expect(events.filter { $0.type == .approvalResolved }.count >= 4)
+        // OpenCode twice: a 1.x server, then a 2.x one.
+        #expect(events.filter { $0.type == .approvalRequested }.count == 5)
+        #expect(events.filter { $0.type == .approvalResolved }.count >= 5)
+        #expect(Set(completed.compactMap(\.profile)).isSuperset(of: ["demo-opencode", "demo-opencode-2"]))
         // Each scene answers its approval with accept; every backend's stream says so, none "unknown".
         for backend in [BackendKind.openCode, .codexWorker, .codex, .codexMonitor] {
             let decisions = events.filter { $0.type == .approvalResolved && $0.backend == backend }.map { $0.data["decision"] }

@@ -10,8 +10,14 @@ import TetherSim
     static let prompt = "Clean the build dir and say done"
 
     enum Generation: String, CaseIterable, CustomTestStringConvertible {
-        case v1, legacy
-        var options: OpenCodeSimulator.Options { .init(password: "secret", legacy: self == .legacy) }
+        case v1, legacy, v2
+        var options: OpenCodeSimulator.Options {
+            var options = OpenCodeSimulator.Options(password: "secret", legacy: self == .legacy)
+            options.generation = self == .v2 ? 2 : 1
+            return options
+        }
+        /// What the simulator's `/global/health` (1.x) or `/api/info` (2.x) reports.
+        var version: String { self == .v2 ? "2.0.17-fake" : "1.14.50-fake" }
         var testDescription: String { rawValue }
     }
 
@@ -81,7 +87,7 @@ import TetherSim
             let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
             let pending = try await TetherProcess.run(["approvals"] + global, environment: env)
             switch generation {
-            case .v1:
+            case .v1, .v2:
                 #expect(try pending.events().compactMap { $0.data["id"]?.string } == [id])
             case .legacy:
                 // Nothing lists a legacy server's pending permissions: say so, point at the stream.
@@ -127,7 +133,7 @@ import TetherSim
             let result = try await TetherProcess.run(["check"] + global, environment: environment())
             #expect(result.status == 0, "\(result.stderr)")
             let report = try JSONParser.parse(result.stdout)
-            #expect(report["version"] == "1.14.50-fake")
+            #expect(report["version"]?.string == generation.version)
             #expect(report["capabilities"]?.array?.contains("approvals") == true)
             #expect(report["api"]?.string == generation.rawValue)
         }
@@ -168,6 +174,78 @@ import TetherSim
         }
     }
 
+    /// 2.x: `--model` goes through the session's model route (a 2.x prompt has no model),
+    /// `history` reads the message union, `sessions show` the session, and `events --session
+    /// --since SEQ` replays the durable log after that seq: the next turn, nothing before.
+    @Test func openCode2ModelHistoryAndSince() async throws {
+        try await withOpenCode(Generation.v2.options) { simulator, global in
+            let env = environment()
+            let session = try await createSession(global, env: env)
+            let first = try await TetherProcess.run(["send", session, "Say hello", "--model", "openai/gpt-5", "--follow"] + global, environment: env)
+            #expect(first.status == 0, "\(first.stderr)")
+            let model = await simulator.requests().first { $0.method == "POST" && $0.path == "/api/session/\(session)/model" }
+            #expect(model.map { String(decoding: $0.body, as: UTF8.self) }?.contains(#""id":"gpt-5""#) == true)
+            let firstDone = try #require(try first.events().last { $0.type == .turnCompleted })
+            let cursor = try #require(firstDone.cursor)
+
+            let second = try await TetherProcess.run(["send", session, "Say goodbye", "--follow"] + global, environment: env)
+            #expect(second.status == 0, "\(second.stderr)")
+
+            let history = try await TetherProcess.run(["history", session] + global, environment: env)
+            #expect(history.status == 0, "\(history.stderr)")
+            let replayed = try history.events()
+            #expect(replayed.filter { $0.type == .turnCompleted }.map { $0.data["status"]?.string } == ["completed", "completed"])
+            let texts = replayed.filter { $0.type == .partCompleted && $0.data["role"] == "assistant" }.compactMap { $0.data["text"]?.string }
+            #expect(texts == ["Fake model reply. You said: Say hello", "Fake model reply. You said: Say goodbye"])
+
+            let show = try await TetherProcess.run(["sessions", "show", session] + global, environment: env)
+            #expect(show.status == 0, "\(show.stderr)")
+            #expect(show.stdout.contains(session))
+
+            let since = try await TetherProcess.run(["events", "--session", session, "--since", cursor] + global, environment: env)
+            #expect(since.status == 0, "\(since.stderr)")
+            let resumed = try since.events()
+            #expect(resumed.filter { $0.type == .turnStarted }.count == 1)
+            #expect(resumed.filter { $0.type == .partCompleted && $0.data["role"] == "user" }.compactMap { $0.data["text"]?.string } == ["Say goodbye"])
+            #expect(resumed.allSatisfy { $0.cursor.map { Int($0)! > Int(cursor)! } ?? true })
+            let unsessioned = try await TetherProcess.run(["events", "--since", cursor] + global, environment: env)
+            #expect(unsessioned.status == 64, "\(unsessioned.stderr)")
+        }
+    }
+
+    /// `events --follow` started while a turn waits on its approval sees that turn (1.x: the
+    /// REST resync; 2.x: the running execution read from its log) and its pending approval, and
+    /// follows it to the end once answered.
+    @Test(arguments: [Generation.v1, .v2]) func eventsFollowJoinsATurnAlreadyRunning(_ generation: Generation) async throws {
+        try await withOpenCode(generation.options) { simulator, global in
+            let env = environment()
+            let session = try await createSession(global, env: env)
+            #expect(try await TetherProcess.run(["send", session, Self.prompt] + global, environment: env).status == 0)
+            let request = try await simulator.waitForPendingPermission()
+            let follower = try TetherProcess(["events", "--follow"] + global, environment: env)
+            let approval = try await follower.waitForEvent(.approvalRequested, timeout: .seconds(30))
+            #expect(approval.data["id"]?.string?.hasSuffix(request) == true)
+            #expect(try await TetherProcess.run(["approve", try #require(approval.data["id"]?.string)] + global, environment: env).status == 0)
+            let done = try await follower.waitForEvent(.turnCompleted, timeout: .seconds(30))
+            #expect(done.data["status"] == "completed")
+            follower.interrupt()
+            let events = try await follower.finish().events()
+            let started = try #require(events.first { $0.type == .turnStarted })
+            #expect(started.turn == done.turn)
+            #expect(events.contains { $0.type == .partCompleted && $0.data["kind"] == "command" && $0.data["status"] == "completed" })
+        }
+    }
+
+    /// 1.x keeps no replay: `--since` is refused, saying what would take it.
+    @Test func sinceIsRefusedByA1xServer() async throws {
+        try await withOpenCode(Generation.v1.options) { _, global in
+            let result = try await TetherProcess.run(["events", "--session", OpenCodeSimulator.fixtureSessionID, "--since", "3"] + global,
+                                                     environment: environment())
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("OpenCode 2.x"), "\(result.stderr)")
+        }
+    }
+
     /// What a consumer that reads only part.completed and turn.completed sees.
     func completedView(_ events: [Event]) -> [String] {
         events.filter { $0.type == .partCompleted || $0.type == .turnCompleted }.map {
@@ -197,11 +275,12 @@ import TetherSim
         #expect(!completedView(current).isEmpty)
     }
 
-    /// V1 only: a legacy server lists no pending permissions, so one asked while the stream is
+    /// V1 and 2.x: a legacy server lists no pending permissions, so one asked while the stream is
     /// down cannot be found again (adapters.md says so); the legacy fault cells run plain turns.
-    @Test func aStreamDroppedMidTurnLosesAndRepeatsNothing() async throws {
-        let reference = try await runTurn(Generation.v1.options)
-        var faulty = Generation.v1.options
+    /// 1.x resyncs over REST; 2.x resumes the session's durable log after the last seq it saw.
+    @Test(arguments: [Generation.v1, .v2]) func aStreamDroppedMidTurnLosesAndRepeatsNothing(_ generation: Generation) async throws {
+        let reference = try await runTurn(generation.options)
+        var faulty = generation.options
         faulty.faults.dropStreamMidTurn = true
         let dropped = try await runTurn(faulty)
         #expect(dropped.contains { $0.type == .connectionState && $0.data["state"] == "reconnecting" })

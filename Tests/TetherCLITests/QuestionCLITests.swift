@@ -11,8 +11,14 @@ import TetherSim
     let env = ["OC_PW": "secret"]
     static let prompt = "ask me which directory to choose"
 
-    func withQuestion(_ body: ([String], TetherProcess, Event) async throws -> Void) async throws {
-        try await withSimulatedOpenCode { global in
+    /// OpenCode 1.x (`question.asked`, `/question/{id}/reply {answers}`) or 2.x (a form,
+    /// `…/form/{id}/reply {answer}` keyed by field, `DELETE` to dismiss).
+    static let generations = [1, 2]
+
+    func withQuestion(generation: Int = 1, _ body: ([String], TetherProcess, Event) async throws -> Void) async throws {
+        var options = OpenCodeSimulator.Options(password: "secret")
+        options.generation = generation
+        try await withSimulatedOpenCode(options) { global in
             let session = try await TetherProcess.createSession(global, environment: env)
             let send = try TetherProcess(["send", session, Self.prompt, "--follow"] + global, environment: env)
             let question = try await send.waitForEvent(.approvalRequested)
@@ -21,8 +27,8 @@ import TetherSim
         }
     }
 
-    @Test func answeredByItsChoice() async throws {
-        try await withQuestion { global, send, question in
+    @Test(arguments: generations) func answeredByItsChoice(_ generation: Int) async throws {
+        try await withQuestion(generation: generation) { global, send, question in
             let id = try #require(question.data["id"]?.string)
             let answered = try await TetherProcess.run(["approve", id, "--answer", "DIST"] + global, environment: env)
             #expect(answered.status == 0, "\(answered.stderr)")
@@ -34,8 +40,32 @@ import TetherSim
         }
     }
 
-    @Test func aDecisionAloneIsRefusedWithTheCommandThatWorks() async throws {
-        try await withQuestion { global, send, question in
+    /// 2.x: a form's field is named by its key (`--answer q0=dist`), and the reply is keyed by it.
+    @Test func aFormFieldIsAnsweredByItsKey() async throws {
+        var options = OpenCodeSimulator.Options(password: "secret")
+        options.generation = 2
+        let simulator = OpenCodeSimulator(options: options)
+        let url = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let config = try TemporaryConfig("""
+            [profiles.oc]
+            backend = "opencode"
+            url = "\(url.absoluteString)"
+            password = "secret"
+            """)
+        let global = ["--config", config.path]
+        let session = try await TetherProcess.createSession(global, environment: env)
+        let send = try TetherProcess(["send", session, Self.prompt, "--follow"] + global, environment: env)
+        let id = try #require(try await send.waitForEvent(.approvalRequested).data["id"]?.string)
+        let answered = try await TetherProcess.run(["approve", id, "--answer", "q0=dist"] + global, environment: env)
+        #expect(answered.status == 0, "\(answered.stderr)")
+        let reply = await simulator.requests().first { $0.method == "POST" && $0.path.hasSuffix("/reply") }
+        #expect(reply.map { String(decoding: $0.body, as: UTF8.self) } == #"{"answer":{"q0":"dist"}}"#)
+        #expect(try await send.finish().status == 0)
+    }
+
+    @Test(arguments: generations) func aDecisionAloneIsRefusedWithTheCommandThatWorks(_ generation: Int) async throws {
+        try await withQuestion(generation: generation) { global, send, question in
             let id = try #require(question.data["id"]?.string)
             let refused = try await TetherProcess.run(["approve", id, "--decision", "accept"] + global, environment: env)
             #expect(refused.status == 64, "\(refused.stderr)")
@@ -47,8 +77,8 @@ import TetherSim
         }
     }
 
-    @Test func dismissedByDeclining() async throws {
-        try await withQuestion { global, send, question in
+    @Test(arguments: generations) func dismissedByDeclining(_ generation: Int) async throws {
+        try await withQuestion(generation: generation) { global, send, question in
             let id = try #require(question.data["id"]?.string)
             let dismissed = try await TetherProcess.run(["approve", id, "--decision", "decline"] + global, environment: env)
             #expect(dismissed.status == 0, "\(dismissed.stderr)")

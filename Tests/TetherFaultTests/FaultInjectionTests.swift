@@ -14,7 +14,8 @@ import TetherCore
     /// `TETHER_FAULT_BACKENDS=opencode,notification` and `TETHER_FAULT_SCENARIOS=restarts,cuts`
     /// narrow a run while working on one cell (the references always run).
     static func rigs() -> [any FaultRig] {
-        let all: [any FaultRig] = [OpenCodeRig(), OpenCodeRig(legacy: true), CodexWorkerRig(), CodexMonitorRig(), NotificationRig(), GatewayRig()]
+        let all: [any FaultRig] = [OpenCodeRig(), OpenCodeRig(legacy: true), OpenCodeRig(generation: 2), CodexWorkerRig(),
+                                   CodexMonitorRig(), NotificationRig(), GatewayRig()]
         guard let only = ProcessInfo.processInfo.environment["TETHER_FAULT_BACKENDS"] else { return all }
         let names = Set(only.split(separator: ",").map(String.init))
         return all.filter { names.contains($0.name) }

@@ -68,13 +68,18 @@ final class OpenCodeRig: FaultRig, @unchecked Sendable {
     let simulator: OpenCodeSimulator
     let environment = ["OC_FAULT_PASSWORD": "secret"]
 
-    init(legacy: Bool = false) {
-        name = legacy ? "opencode-legacy" : "opencode"
-        simulator = OpenCodeSimulator(options: .init(password: "secret", heartbeatInterval: .seconds(1), pacing: faultPacing,
-                                                     legacy: legacy))
+    /// `generation` 2: the 2.x server (`/api/event`, and the durable session log a reconnect
+    /// resumes from by seq instead of the 1.x REST resync).
+    init(legacy: Bool = false, generation: Int = 1) {
+        name = generation == 2 ? "opencode-2" : legacy ? "opencode-legacy" : "opencode"
+        var options = OpenCodeSimulator.Options(password: "secret", heartbeatInterval: .seconds(1), pacing: faultPacing, legacy: legacy)
+        options.generation = generation
+        simulator = OpenCodeSimulator(options: options)
     }
 
-    func isStream(_ clientBytes: [UInt8]) -> Bool { Self.containsASCII(clientBytes, "GET /global/event") }
+    func isStream(_ clientBytes: [UInt8]) -> Bool {
+        Self.containsASCII(clientBytes, "GET /global/event") || Self.containsASCII(clientBytes, "GET /api/event ")
+    }
     func start() async throws -> Int { try await simulator.start().port ?? 0 }
     func stop() async { await simulator.stop() }
 

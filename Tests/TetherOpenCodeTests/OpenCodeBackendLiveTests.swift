@@ -87,6 +87,50 @@ import TetherSim
         #expect(events.contains { $0.type == .partCompleted && $0.data["role"] == "user" && $0.data["text"] == "say hello" })
     }
 
+    /// 2.x: the same, over `/api/*`. Not stored: posted again; stored with its answer lost: the
+    /// session's durable log shows it admitted (`session.input.admitted` with its text after the
+    /// watermark), so it is not posted twice, and its turn is followed by that input's id.
+    @Test(arguments: [OpenCodeSimulator.PromptFailure.beforeStoring, .afterStoring])
+    func a2xPromptPostThatFailsIsPostedAgainOnlyIfTheServerLacksIt(_ failure: OpenCodeSimulator.PromptFailure) async throws {
+        var options = OpenCodeSimulator.Options(faults: .init(failFirstPrompt: failure))
+        options.generation = 2
+        let simulator = OpenCodeSimulator(options: options)
+        let url = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let backend = OpenCodeBackend(
+            configuration: .init(baseURL: url.absoluteString, password: simulator.currentPassword, directory: nil, profile: "t",
+                                 reconnect: .init(backoff: [.milliseconds(50)], jitter: 0)),
+            logger: Logger(label: "test"))
+        let session = try await backend.createSession(SessionCreateRequest(title: "flaky prompt"))
+        let events = try await Self.collect(backend.sendAndFollow(SendRequest(session: session.id, text: "say hello")),
+                                            within: .seconds(30))
+
+        let posts = await simulator.requests().count { $0.method == "POST" && $0.path.hasSuffix("/prompt") }
+        #expect(posts == (failure == .beforeStoring ? 2 : 1))
+        let history = try await backend.history(session: session.id, limit: nil)
+        #expect(history.count { $0.type == .turnStarted } == 1, "the prompt is in the session once")
+        #expect(events.contains { $0.type == .connectionState && $0.data["state"] == "reconnecting" })
+        #expect(events.count { $0.type == .turnStarted } == 1)
+        let done = try #require(events.last { $0.type == .turnCompleted }, "the turn never completed")
+        #expect(done.data["status"] == "completed")
+        #expect(events.contains { $0.type == .partCompleted && $0.data["role"] == "user" && $0.data["text"] == "say hello" })
+    }
+
+    /// 2.x lists its models at `GET /api/model`, as `provider/model`.
+    @Test func a2xServerListsItsModels() async throws {
+        var options = OpenCodeSimulator.Options(password: "pw")
+        options.generation = 2
+        let simulator = OpenCodeSimulator(options: options)
+        let url = try await simulator.start()
+        defer { Task { await simulator.stop() } }
+        let backend = OpenCodeBackend(configuration: .init(baseURL: url.absoluteString, password: "pw", directory: nil, profile: "t"),
+                                      logger: Logger(label: "test"))
+        let models = try await backend.listModels()
+        #expect(models.map(\.id) == ["anthropic/claude-sonnet-4", "openai/gpt-5"])
+        #expect(models.first?.name == "anthropic · Claude Sonnet 4")
+        #expect(OpenCode2Facts.model(from: ["name": "no id"]) == nil)
+    }
+
     /// The stream's events until it ends, or those so far once `limit` has passed (then the
     /// stream is cancelled): a run that never ends fails its expectations instead of hanging.
     static func collect(_ stream: EventStream, within limit: Duration) async throws -> [Event] {

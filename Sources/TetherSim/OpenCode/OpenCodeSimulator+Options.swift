@@ -51,6 +51,11 @@ extension OpenCodeSimulator {
         /// What `GET /global/health` reports.
         public var version: String
         public var faults: Faults
+        /// Which server generation to be: 1 (the `opencode-ai` 1.x server, or the legacy Hono
+        /// server with `legacy`) or 2 (`@opencode/cli` 2.x: only `/api/*` routes, Basic auth
+        /// always on, `{data}` envelopes, the durable session log; protocols/opencode-v2.md).
+        /// Set after `init`; with 2, `version` defaults to a 2.x one (see `OpenCode2Routes`).
+        public var generation = 1
 
         public init(
             username: String = "opencode",

@@ -17,11 +17,23 @@ public final class OpenCodeSimulator: Sendable {
 
     public let options: Options
     let state: OpenCodeState
+    /// The 2.x server's state (`Options.generation` 2); unused by 1.x.
+    let state2: OpenCode2State
     let http: EmbeddedHTTPServer
     let log = RequestLog()
     let logger: Logger
     /// The Basic-auth password now in force (starts as `options.password`).
     let password: Locked<String?>
+    /// The base URL once listening (what 2.x's `GET /api/info` lists in `urls`).
+    let base: Locked<String>
+
+    static func madeUpPassword() -> String {
+        String((0..<24).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! })
+    }
+
+    /// The Basic-auth password in force (user `opencode`): for a 2.x simulator started without
+    /// one, the one it made up.
+    public var currentPassword: String? { password.current }
 
     public init(options: Options = Options(), logger: Logger? = nil) {
         let logger = logger ?? .simulatorNoOp
@@ -29,13 +41,24 @@ public final class OpenCodeSimulator: Sendable {
         self.logger = logger
         let state = OpenCodeState(options: options, logger: logger)
         self.state = state
+        let state2 = OpenCode2State(options: options, logger: logger)
+        self.state2 = state2
         let log = self.log
-        let password = Locked(options.password)
+        // A 2.x server always has a password: `serve` makes one up (and says it) unless given one.
+        let password = Locked(options.generation == 2 ? options.password ?? Self.madeUpPassword() : options.password)
         self.password = password
+        let base = Locked("")
+        self.base = base
         self.http = EmbeddedHTTPServer(logger: logger) { request, streams in
             var current = options
             current.password = password.current
+            if options.generation == 2 {
+                return await OpenCode2Routes(options: current, state: state2, streams: streams, log: log, baseURL: base.current).handle(request)
+            }
             return await OpenCodeRoutes(options: current, state: state, streams: streams, log: log).handle(request)
+        }
+        if options.generation == 2, options.password == nil {
+            logger.notice("server password \(password.current ?? "")")
         }
     }
 
@@ -44,12 +67,16 @@ public final class OpenCodeSimulator: Sendable {
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) async throws -> URL {
         if let url = http.baseURL { return url }
         await state.seed()
-        return try await http.start(host: host, port: port)
+        await state2.seed()
+        let url = try await http.start(host: host, port: port)
+        base.withLock { $0 = url.absoluteString }
+        return url
     }
 
     /// Ends every stream and turn, then closes the listener.
     public func stop() async {
         await state.shutdown()
+        await state2.shutdown()
         await http.stop()
     }
 
@@ -81,13 +108,14 @@ public final class OpenCodeSimulator: Sendable {
 
     /// The status `GET /session/status` would report: "idle" when absent, else its `type` ("busy").
     public func status(ofSession sessionID: String) async -> String {
-        await state.statuses[sessionID]?["type"]?.stringValue ?? "idle"
+        if options.generation == 2 { return await state2.turns[sessionID] == nil ? "idle" : "busy" }
+        return await state.statuses[sessionID]?["type"]?.stringValue ?? "idle"
     }
 
     /// Waits until the session is idle with no turn running or queued.
     public func waitUntilIdle(_ sessionID: String, timeout: Duration = .seconds(5)) async throws {
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        while await !state.isQuiet(sessionID) {
+        while await !(options.generation == 2 ? state2.isQuiet(sessionID) : state.isQuiet(sessionID)) {
             guard ContinuousClock.now < deadline else { throw SimulatorError.timedOut("waiting for \(sessionID) to go idle") }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -95,14 +123,15 @@ public final class OpenCodeSimulator: Sendable {
 
     /// IDs of pending permission requests (all sessions), oldest first.
     public func pendingPermissionIDs() async -> [String] {
-        await state.pendingPermissions.map(\.id)
+        if options.generation == 2 { return await state2.permissions.compactMap { $0["id"]?.stringValue } }
+        return await state.pendingPermissions.map(\.id)
     }
 
     /// Waits until a permission request is pending and returns its ID.
     public func waitForPendingPermission(timeout: Duration = .seconds(5)) async throws -> String {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while true {
-            if let id = await state.pendingPermissions.first?.id { return id }
+            if let id = await pendingPermissionIDs().first { return id }
             guard ContinuousClock.now < deadline else { throw SimulatorError.timedOut("waiting for a permission request") }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -110,7 +139,8 @@ public final class OpenCodeSimulator: Sendable {
 
     /// Number of SSE connections currently subscribed to events.
     public func openEventStreams() async -> Int {
-        await state.openStreamCount
+        if options.generation == 2 { return await state2.openStreamCount }
+        return await state.openStreamCount
     }
 
     /// Emits `server.instance.disposed` for `directory` (default: the server's); `/event` streams of
@@ -121,6 +151,7 @@ public final class OpenCodeSimulator: Sendable {
 
     /// Cuts every open SSE connection now (mid-body), as a proxy or network switch would.
     public func dropEventStreams() async {
+        if options.generation == 2 { return await state2.dropAllStreams() }
         await state.dropAllStreams()
     }
 }

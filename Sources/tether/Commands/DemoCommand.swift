@@ -40,6 +40,17 @@ struct DemoCommand: AsyncParsableCommand {
                                                                        directory: nil, profile: "demo-opencode"), logger: logger)
                     return ("OpenCode simulator at \(url.absoluteString) (Basic auth on)", backend, { await simulator.stop() })
                 },
+                // OpenCode 2.x: the same prompt over `/api/*` (Basic auth always on), the turn an
+                // execution, the approval answered with `{decision}`.
+                DemoScene(profile: "demo-opencode-2", backend: .openCode, prompt: "Clean the build dir and say done") {
+                    var options = OpenCodeSimulator.Options(password: "demo-password", pacing: pacing)
+                    options.generation = 2
+                    let simulator = OpenCodeSimulator(options: options, logger: simulatorLogger)
+                    let url = try await simulator.start()
+                    let backend = OpenCodeBackend(configuration: .init(baseURL: url.absoluteString, password: "demo-password",
+                                                                       directory: nil, profile: "demo-opencode-2"), logger: logger)
+                    return ("OpenCode 2.x simulator at \(url.absoluteString) (/api/*, Basic auth always on)", backend, { await simulator.stop() })
+                },
                 // Codex Worker: a thread, a job, a command approval.
                 DemoScene(profile: "demo-codex-worker", backend: .codexWorker, prompt: "run the tests and approve it") {
                     let simulator = CodexWorkerSimulator(options: .init(token: "demo-token", pacing: pacing), logger: simulatorLogger)

@@ -58,6 +58,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var pacing: Double = 40
     @Flag(help: "OpenCode: be the legacy Hono server (0.x–1.0): its event shapes, 30 s heartbeats, no /permission or /question routes.")
     var legacy = false
+    @Option(help: ArgumentHelp("OpenCode: the server generation, 1 (opencode-ai 1.x; with --legacy the Hono server) or 2 (@opencode/cli 2.x: only /api/* routes, Basic auth always on, the durable session log). A 2.x simulator without --token makes a password up and prints it on stderr, as `opencode serve` does.", valueName: "1|2"))
+    var generation = 1
     @Flag(help: "CodexMonitor: answer requests out of order, some after the events they caused.") var reorder = false
     @Flag(name: .customLong("contract-shape"), help: "Notification: the desktop answers in the client contract's shapes (default: the real desktop's).")
     var contractShape = false
@@ -89,6 +91,12 @@ struct SimulateCommand: AsyncParsableCommand {
     var drainOnSigterm = false
 
     func validate() throws {
+        guard generation == 1 || generation == 2 else {
+            throw ValidationError("--generation takes 1 or 2; got \(generation)")
+        }
+        if generation == 2, legacy || flood != nil {
+            throw ValidationError("--generation 2 has no --legacy and no --flood")
+        }
         if let floodRate, floodRate < 1 {
             throw ValidationError("--flood-rate takes a positive number of deltas per second")
         }
@@ -139,8 +147,12 @@ struct SimulateCommand: AsyncParsableCommand {
                 simOptions.floodTurns = floodTurns
                 simOptions.floodShape = floodShape.flatMap(FloodShape.init(rawValue:))
                 simOptions.floodClose = floodClose
+                simOptions.generation = generation
                 let simulator = OpenCodeSimulator(options: simOptions, logger: logger)
                 url = try await simulator.start(host: listen.host, port: port)
+                if generation == 2, token == nil {
+                    FileHandle.standardError.write(Data("opencode 2.x simulator: server password \(simulator.currentPassword ?? "") (user opencode)\n".utf8))
+                }
                 stop = { await simulator.stop() }
             case .codexWorker:
                 var simOptions = CodexWorkerSimulator.Options(token: token, retention: retention, pacing: pacingDuration)
@@ -191,7 +203,9 @@ extension SimulateCommand {
         switch backend {
         case .opencode:
             lines = ["backend = \"opencode\"", "url = \"\(address)\""]
-                + (token == nil ? [] : ["password = { env = \"OPENCODE_SERVER_PASSWORD\" }   # the --token you gave"])
+                + (token == nil
+                    ? generation == 2 ? ["password = { env = \"OPENCODE_PASSWORD\" }   # the password printed above (2.x always has one)"] : []
+                    : ["password = { env = \"OPENCODE_SERVER_PASSWORD\" }   # the --token you gave"])
         case .codexWorker:
             lines = ["backend = \"codex-worker\"", "url = \"\(address)\""]
                 + (token == nil ? [] : ["token = { env = \"WORKER_TOKEN\" }   # the --token you gave"])
