@@ -85,16 +85,8 @@ struct OpenCode2EventStream: Sendable {
                 throw rest.mapTransport(error)
             } catch let error as TetherError where error.retryable && !Task.isCancelled {
                 try await outbox.flush()
-                retries.connecting()
-                switch retries.failed(.transportError, at: .now) {
-                case .reconnect(let delay, let attempt):
-                    logger.info("OpenCode went away during a catch-up or the prompt's POST; reconnecting", metadata: ["error": "\(error.message)"])
-                    try await output.send(.connection(.reconnecting, attempt: attempt, endpoint: rest.configuration.baseURL,
-                                                      reason: "\(error.message); retrying in \(delay.secondsText)"))
-                    try await Task.sleep(for: delay)
-                case .stop:
-                    throw error
-                }
+                try await retries.waitToReconnect(after: error, during: "a catch-up or the prompt's POST",
+                                                  endpoint: rest.configuration.baseURL, output: output, logger: logger)
             }
         }
     }

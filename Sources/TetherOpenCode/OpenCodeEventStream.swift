@@ -121,16 +121,8 @@ struct OpenCodeEventStream: Sendable {
                 throw client.mapTransport(error)
             } catch let error as TetherError where error.retryable && !Task.isCancelled {
                 try await outbox.flush()
-                resyncPolicy.connecting()
-                switch resyncPolicy.failed(.transportError, at: .now) {
-                case .reconnect(let delay, let attempt):
-                    logger.info("OpenCode went away during a resync or the prompt's POST; reconnecting", metadata: ["error": "\(error.message)"])
-                    try await output.send(.connection(.reconnecting, attempt: attempt, endpoint: client.configuration.baseURL,
-                                                      reason: "\(error.message); retrying in \(delay.secondsText)"))
-                    try await Task.sleep(for: delay)
-                case .stop:
-                    throw error
-                }
+                try await resyncPolicy.waitToReconnect(after: error, during: "a resync or the prompt's POST",
+                                                       endpoint: client.configuration.baseURL, output: output, logger: logger)
             }
         }
     }

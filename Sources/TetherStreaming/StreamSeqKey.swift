@@ -24,7 +24,7 @@ package struct StreamSeqKey: Hashable, Sendable {
 
         // Safe: see `StreamSeqKey._rawHashValue(seed:)`; the word is the tag, a function of `id`.
         package func _rawHashValue(seed: Int) -> Int {
-            StreamSeqKey.mix(tag, seed: seed)
+            TableHash.mix(tag, seed: seed)
         }
     }
 
@@ -57,18 +57,6 @@ package struct StreamSeqKey: Hashable, Sendable {
     /// on fields `==` compares (the tag is a function of the stream's id), so equal keys hash
     /// alike in every table; the table's seed is mixed into every bit of the result.
     package func _rawHashValue(seed: Int) -> Int {
-        Self.mix(word, seed: seed)
-    }
-
-    /// MurmurHash3's 64-bit finalizer over the word and the seed: every bit of both reaches
-    /// every bit of the result, the low bits a table uses included.
-    fileprivate static func mix(_ word: UInt64, seed: Int) -> Int {
-        var mixed = word ^ UInt64(bitPattern: Int64(seed))
-        mixed ^= mixed >> 33
-        mixed &*= 0xFF51_AFD7_ED55_8CCD
-        mixed ^= mixed >> 33
-        mixed &*= 0xC4CE_B9FE_1A85_EC53
-        mixed ^= mixed >> 33
-        return Int(truncatingIfNeeded: mixed)
+        TableHash.mix(word, seed: seed)
     }
 }

@@ -1,3 +1,5 @@
+import TetherStreaming
+
 /// A multiplicative hash over 8 bytes at a time, for ids read off the wire: ids differ
 /// anywhere, often only in their last characters, so every byte counts. A multiplication
 /// carries a change upwards only, so every byte reaches the top bits and not always the bottom
@@ -31,12 +33,6 @@ public enum WordHash {
     /// the lookup it served, several times a frame (bench/PROFILE.md).
     @inline(__always)
     public static func tableHash(_ word: UInt64, seed: Int) -> Int {
-        var mixed = word ^ UInt64(bitPattern: Int64(seed))
-        mixed ^= mixed >> 33
-        mixed &*= 0xFF51_AFD7_ED55_8CCD
-        mixed ^= mixed >> 33
-        mixed &*= 0xC4CE_B9FE_1A85_EC53
-        mixed ^= mixed >> 33
-        return Int(truncatingIfNeeded: mixed)
+        TableHash.mix(word, seed: seed)
     }
 }
