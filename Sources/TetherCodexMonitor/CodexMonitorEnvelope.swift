@@ -13,14 +13,12 @@ enum CodexMonitorEnvelope: Equatable {
     case other
 
     static func of(_ line: [UInt8]) -> CodexMonitorEnvelope {
-        line.withUnsafeBufferPointer { bytes in
-            var scanner = Scanner(bytes: bytes)
-            return scanner.envelope()
-        }
+        var scanner = Scanner(bytes: line)
+        return scanner.envelope()
     }
 
     private struct Scanner {
-        let bytes: UnsafeBufferPointer<UInt8>
+        let bytes: [UInt8]
         var index = 0
 
         mutating func envelope() -> CodexMonitorEnvelope {
@@ -66,7 +64,7 @@ enum CodexMonitorEnvelope: Equatable {
                 switch bytes[index] {
                 case .backslash: return nil
                 case .quote:
-                    let key = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                    let key = bytes[start..<index]
                     index += 1
                     if key.elementsEqual("method".utf8) { return .method }
                     if key.elementsEqual("id".utf8) { return .id }
@@ -128,7 +126,7 @@ enum CodexMonitorEnvelope: Equatable {
         }
 
         private func isNull(_ range: Range<Int>) -> Bool {
-            UnsafeBufferPointer(rebasing: bytes[range]).elementsEqual("null".utf8)
+            bytes[range].elementsEqual("null".utf8)
         }
 
         private mutating func take(_ byte: UInt8) -> Bool {
