@@ -127,14 +127,18 @@ struct OpenCode2Mapper {
             let kind: PartKind = type == "session.text.delta" ? .text : .reasoning
             guard !completedParts.contains(id) else { return [] }
             var events = parts[id] == nil ? startPart(id, session: session, kind: kind) : []
-            if parts[id]?.truncated == false {
-                if (parts[id]?.text.utf8.count ?? 0) + delta.utf8.count <= Self.partTextLimit {
-                    parts[id]?.text += delta
-                } else {
-                    parts[id]?.truncated = true
+            // In place (`update`): through the subscript, each delta would copy the text so far.
+            let turn = parts.update(id) { part -> String? in
+                if !part.truncated {
+                    if part.text.utf8.count + delta.utf8.count <= Self.partTextLimit {
+                        part.text += delta
+                    } else {
+                        part.truncated = true
+                    }
                 }
-            }
-            events.append(.partDelta(session: session, turn: parts[id]?.turn, part: id, kind: kind, delta: delta))
+                return part.turn
+            } ?? nil
+            events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: delta))
             return events
         case "session.text.ended", "session.reasoning.ended":
             guard let ordinal = d["ordinal"]?.int else { return [] }
