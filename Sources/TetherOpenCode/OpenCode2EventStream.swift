@@ -56,29 +56,35 @@ struct OpenCode2EventStream: Sendable {
                 },
                 liveness: backend.configuration.streamLiveness,
                 policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
-            var elements = source.makeAsyncIterator()
             do {
-                while let batch = try await elements.nextBatch() {
-                    for element in batch {
-                        let actions: [OpenCode2StreamMachine.Action]
-                        if case .event(let sse) = element {
-                            do {
-                                actions = machine.receive(try OpenCode2WireDecoder.decode(sse.dataBytes, keepingRaw: request.raw))
-                            } catch {
-                                logger.warning("skipping an OpenCode 2 event that cannot be read",
-                                               metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
-                                continue
-                            }
-                            retries.madeProgress()
-                        } else {
-                            actions = machine.receive(element)
-                        }
-                        try await execute(actions, &machine, outbox)
-                        if machine.isDone { break }
+                // Reading and decoding run ahead in a task of their own (another core); the
+                // machine and its I/O stay here, in order.
+                try await withPipelineStage(capacity: decodedWireBytesAhead, produce: { [raw = request.raw, logger] channel in
+                    var elements = source.makeAsyncIterator()
+                    while let batch = try await elements.nextBatch() {
+                        try await channel.send(contentsOf: batch.map { Self.decode($0, raw: raw, logger: logger) },
+                                               weight: EventSource.wireBytes(of: batch))
                     }
-                    try await outbox.flush()
-                    if machine.isDone { return }
-                }
+                }, consume: { channel in
+                    while let batch = try await channel.next() {
+                        for element in batch {
+                            let actions: [OpenCode2StreamMachine.Action]
+                            switch element {
+                            case .wire(let wire):
+                                actions = machine.receive(wire)
+                                retries.madeProgress()
+                            case .unreadable:
+                                continue
+                            case .link(let link):
+                                actions = machine.receive(link)
+                            }
+                            try await execute(actions, &machine, outbox)
+                            if machine.isDone { break }
+                        }
+                        try await outbox.flush()
+                        if machine.isDone { return }
+                    }
+                })
                 return
             } catch let error as NetError {
                 try await outbox.flush()
@@ -88,6 +94,26 @@ struct OpenCode2EventStream: Sendable {
                 try await retries.waitToReconnect(after: error, during: "a catch-up or the prompt's POST",
                                                   endpoint: rest.configuration.baseURL, output: output, logger: logger)
             }
+        }
+    }
+
+    /// One element of the subscription, decoded away from the machine's task.
+    enum Decoded: Sendable {
+        /// A change of the link (connecting, open, disconnected), or a comment.
+        case link(EventSource.Element)
+        case wire(OpenCode2WireEvent)
+        /// A frame that could not be read (logged where it was decoded, and skipped).
+        case unreadable
+    }
+
+    static func decode(_ element: EventSource.Element, raw: Bool, logger: Logger) -> Decoded {
+        guard case .event(let sse) = element else { return .link(element) }
+        do {
+            return .wire(try OpenCode2WireDecoder.decode(sse.dataBytes, keepingRaw: raw))
+        } catch {
+            logger.warning("skipping an OpenCode 2 event that cannot be read",
+                           metadata: ["error": "\(error)", "data": "\(sse.data.prefix(200))"])
+            return .unreadable
         }
     }
 
@@ -134,10 +160,17 @@ struct OpenCode2EventStream: Sendable {
             case .joinRunning:
                 try await outbox.flush()
                 let running = (try await client.get("/session/active")).object?.keys.sorted() ?? []
-                for session in machine.sessionsToJoin(running: running) {
-                    let frames = try await client.readLog(session: session, after: 0).compactMap { try? $0.get() }
-                    let pending = try await backend.pending2(session: session)
-                    try await execute(machine.joined(session: session, frames: frames, pending: pending), &machine, outbox)
+                var created: [String] = []
+                if let since = machine.createdWhileAway {
+                    created = try await client.list("/session?limit=20", what: "the session list").compactMap { info in
+                        guard let id = info["id"]?.string, let time = info["time"]?["created"]?.int, time >= since else { return nil }
+                        return id
+                    }
+                }
+                for join in machine.sessionsToJoin(running: running, created: created) {
+                    let frames = try await client.readLog(session: join.session, after: join.after).compactMap { try? $0.get() }
+                    let pending = try await backend.pending2(session: join.session)
+                    try await execute(machine.joined(session: join.session, frames: frames, pending: pending), &machine, outbox)
                 }
             case .postPrompt(let session):
                 try await outbox.flush()

@@ -56,6 +56,13 @@ enum OpenCode2Facts {
         return ModelInfo(id: "\(provider)/\(id)", name: item["name"]?.string.map { "\(provider) · \($0)" } ?? "\(provider)/\(id)")
     }
 
+    /// A session's durable seqs are consecutive (§4.3: the log's position, one per persisted
+    /// event), so a frame whose seq is past the last seen + 1 says frames were missed. Assumed:
+    /// where a server leaves holes, Tether reads the log once more per hole, and loses nothing.
+    static func isPastAGap(seq: Int, lastSeen: Int) -> Bool {
+        seq > lastSeen + 1
+    }
+
     /// The durable log, without `follow`, is assumed to end its response after `log.synced`
     /// (the note only describes `follow=true`). Tether reads it that way to catch a session up
     /// after a reconnect, then goes on with the global stream.

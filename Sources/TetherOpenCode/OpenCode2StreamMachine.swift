@@ -11,6 +11,9 @@ import TetherNet
 /// was active — a turn open, the `--session` followed, `send --follow`'s — is caught up from its
 /// log after the last `durable.seq` seen, and its pending permissions and forms (live-only) are
 /// read again; durable frames the global stream then repeats are dropped by seq (the mapper).
+/// A session whose turn began while the link was down is joined (`GET /api/session/active`),
+/// and a durable frame of a known session that skips seqs (frames lost on the way) has that
+/// session caught up from its log before it is taken.
 /// `send --follow` posts its prompt once subscribed, after reading where the session's log
 /// ends, and follows the turn named by the prompt's answer (the inbox item's id).
 struct OpenCode2StreamMachine {
@@ -52,6 +55,14 @@ struct OpenCode2StreamMachine {
     /// `send --follow`: where the session's log ended before the first POST, once read; set,
     /// it also says a POST was attempted (and may have reached the server).
     private(set) var promptWatermark: Int?
+    /// A frame that came past a gap in its session's seqs, held while the log is read; mapped
+    /// after the catch-up (dropped then if the log had it).
+    private var pastGap: OpenCode2WireEvent?
+    /// The latest envelope time seen (the server's clock): a reconnect looks for sessions
+    /// created since.
+    private var lastCreated: Int?
+    /// Sessions created while the link was down, to be shown from their log's start.
+    private var joinFromStart: Set<String> = []
 
     init(request: EventsRequest, configuration: Configuration) {
         filter = EventFilter(request)
@@ -78,7 +89,15 @@ struct OpenCode2StreamMachine {
     }
 
     mutating func receive(_ wire: OpenCode2WireEvent) -> [Action] {
-        guard wire.type == "server.connected" else { return emit(mapper.map(wire)) }
+        guard wire.type == "server.connected" else {
+            if let created = wire.created { lastCreated = max(lastCreated ?? created, created) }
+            if let session = wire.session, let seq = wire.seq, wire.isDurable, let last = mapper.lastSeq[session],
+               OpenCode2Facts.isPastAGap(seq: seq, lastSeen: last) {
+                pastGap = wire
+                return [.catchUp([CatchUp(session: session, after: last)])]
+            }
+            return emit(mapper.map(wire))
+        }
         connections += 1
         var actions: [Action] = []
         if connections == 1 { actions.append(.noteGeneration) }
@@ -95,6 +114,9 @@ struct OpenCode2StreamMachine {
         } else {
             let sessions = resumable()
             if !sessions.isEmpty { actions.append(.catchUp(sessions)) }
+            // A session whose turn began while the link was down is running now, unseen
+            // (`send --follow` follows its own session, which the catch-up reads).
+            if configuration.promptSession == nil { actions.append(.joinRunning) }
         }
         return actions
     }
@@ -116,21 +138,42 @@ struct OpenCode2StreamMachine {
         for frame in frames where !frame.isSyncedMarker {
             events += mapper.map(frame)
         }
+        if let held = pastGap, held.session == session {
+            pastGap = nil
+            events += mapper.map(held)
+        }
         events += mapper.reconcile(pending: pending, sessions: [session])
         return emit(events)
     }
 
-    /// Which sessions `joinRunning` reads: the one followed, or all that run.
-    func sessionsToJoin(running: [String]) -> [String] {
-        guard let session = filter.session else { return running }
-        return running.contains(session) ? [session] : []
+    /// After a reconnect, when the stream saw anything: the server time from which a session
+    /// was created while the link was down (`joinRunning` lists those too).
+    var createdWhileAway: Int? { connections > 1 ? lastCreated : nil }
+
+    /// Which sessions `joinRunning` reads, each after its last seq seen (0: never seen): those
+    /// that run, and those `created` while the link was down (`createdWhileAway`) — the one
+    /// followed only, with `--session` — but not those a reconnect's catch-up has just read.
+    mutating func sessionsToJoin(running: [String], created: [String] = []) -> [CatchUp] {
+        var candidates = running
+        for session in created where !candidates.contains(session) { candidates.append(session) }
+        if let session = filter.session { candidates = candidates.contains(session) ? [session] : [] }
+        let caughtUp = Set(resumable().map(\.session))
+        for session in created where mapper.lastSeq[session] == nil { joinFromStart.insert(session) }
+        return candidates.filter { !caughtUp.contains($0) }.map { CatchUp(session: $0, after: mapper.lastSeq[$0] ?? 0) }
     }
 
-    /// A session that was running when the stream first connected: its whole log, of which
-    /// only the execution running now is shown (from its last `session.execution.started`);
-    /// what came before only sets the mapper's state (its seq, its finished turns).
+    /// A joined session's log after its last seq seen. One seen before (a turn began in it
+    /// while the link was down), or created while the link was down, shows all of it. One
+    /// never seen that was running when the stream first connected shows only the execution
+    /// running now (from its last `session.execution.started`); what came before only sets the
+    /// mapper's state (its seq, its finished turns).
     mutating func joined(session: String, frames: [OpenCode2WireEvent], pending: [JSONValue]) -> [Action] {
         let frames = frames.filter { !$0.isSyncedMarker }
+        guard mapper.lastSeq[session] == nil, joinFromStart.remove(session) == nil else {
+            var events = frames.flatMap { mapper.map($0) }
+            events += mapper.reconcile(pending: pending, sessions: [session])
+            return emit(events)
+        }
         let start = frames.lastIndex { $0.type == "session.execution.started" } ?? frames.endIndex
         // Its input's promotion comes just before it: kept, so the turn has its id and text.
         let shown = frames[..<start].lastIndex { $0.type == "session.input.promoted" } ?? start

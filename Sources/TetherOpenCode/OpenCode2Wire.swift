@@ -13,6 +13,8 @@ struct OpenCode2WireEvent: Sendable, Equatable {
     /// `durable.seq` (the log position; the `--since` cursor), or the marker's `seq`.
     var seq: Int?
     var directory: String?
+    /// The envelope's `created` (the server's clock, ms since the epoch).
+    var created: Int?
     /// The frame as it came, for `--raw`.
     var raw: JSONValue?
 
@@ -47,7 +49,7 @@ enum OpenCode2WireDecoder {
         }
         if type == "log.synced" {
             return OpenCode2WireEvent(type: type, data: .object([:]), session: value["aggregateID"]?.string,
-                                      seq: try seq(value["seq"]), directory: nil, raw: keepingRaw ? value : nil)
+                                      seq: try seq(value["seq"]), directory: nil, created: nil, raw: keepingRaw ? value : nil)
         }
         let data = value["data"] ?? .object([:])
         guard data.object != nil else {
@@ -62,7 +64,8 @@ enum OpenCode2WireDecoder {
         return OpenCode2WireEvent(
             type: type, data: data,
             session: data["sessionID"]?.string ?? durable?["aggregateID"]?.string,
-            seq: seq, directory: value["location"]?["directory"]?.string, raw: keepingRaw ? value : nil)
+            seq: seq, directory: value["location"]?["directory"]?.string, created: value["created"]?.int.map(Int.init),
+            raw: keepingRaw ? value : nil)
     }
 
     /// A seq: a non-negative integer, or absent.

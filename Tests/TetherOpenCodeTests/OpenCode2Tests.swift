@@ -326,7 +326,7 @@ import TetherNet
         var machine = machine()
         let first = machine.receive(try Self.connected())
         #expect(first.contains { if case .joinRunning = $0 { true } else { false } })
-        #expect(machine.sessionsToJoin(running: [Self.session, "ses_other"]) == [Self.session, "ses_other"])
+        #expect(machine.sessionsToJoin(running: [Self.session, "ses_other"]).map(\.session) == [Self.session, "ses_other"])
         let earlier: [OpenCode2WireEvent] = [
             try Self.frame("session.input.promoted", ["inputID": "msg_old"], seq: 1),
             try Self.frame("session.execution.started", [:], seq: 2),
@@ -351,7 +351,7 @@ import TetherNet
         let live: [Event] = rest.flatMap { machine.receive($0) }.flatMap { action -> [Event] in if case .emit(let events) = action { events } else { [] } }
         #expect(live.last { $0.type == .turnCompleted }?.turn == Self.input)
         // With --session, only that one is joined; send --follow joins none.
-        let one = OpenCode2StreamMachine(request: EventsRequest(session: Self.session, follow: true), configuration: .init(endpoint: "x"))
+        var one = OpenCode2StreamMachine(request: EventsRequest(session: Self.session, follow: true), configuration: .init(endpoint: "x"))
         #expect(one.sessionsToJoin(running: ["ses_other"]).isEmpty)
         var send = self.machine(EventsRequest(session: Self.session, follow: true, untilTurnCompletes: true), prompt: true)
         #expect(!send.receive(try Self.connected()).contains { if case .joinRunning = $0 { true } else { false } })
