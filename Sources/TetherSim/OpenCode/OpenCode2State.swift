@@ -34,6 +34,8 @@ actor OpenCode2State {
     var logFollowers: [Int: (session: String, body: StreamingBody)] = [:]
     var nextStreamID = 0
     var turns: [String: OpenCode2Turn] = [:]
+    /// `Options.flood`: what every `/api/event` connection is sent after `server.connected`.
+    var floodBytes: Data?
     /// Inputs admitted while a turn runs (`delivery: queue`), promoted when it ends.
     var inbox: [String: [OpenCode2Input]] = [:]
 
@@ -89,6 +91,13 @@ actor OpenCode2State {
         let id = nextStreamID
         nextStreamID += 1
         _ = body.send(SSEResponse.dataFrame(["id": .string(ids.event()), "type": "server.connected", "data": [:]]))
+        if let floodBytes, !options.faults.heartbeatsOnly {
+            // A flood connection carries the flood only: no heartbeat may land inside its frames.
+            let close = options.floodClose
+            let flood = Task { await SSEResponse.write(floodBytes, into: body, close: close) }
+            body.onTermination { flood.cancel() }
+            return
+        }
         globalStreams[id] = body
         watch(body, id: id)
     }
@@ -155,6 +164,7 @@ actor OpenCode2State {
     // MARK: Sessions
 
     func seed() {
+        if let flood = options.flood { seedFlood(flood) }
         guard options.seedFixtureSession else { return }
         let created = epochMilliseconds() - 3_600_000
         let id = OpenCodeFixtures.fixtureSessionID

@@ -63,7 +63,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(help: "CodexMonitor: answer requests out of order, some after the events they caused.") var reorder = false
     @Flag(name: .customLong("contract-shape"), help: "Notification: the desktop answers in the client contract's shapes (default: the real desktop's).")
     var contractShape = false
-    @Option(help: ArgumentHelp("OpenCode: flood every /global/event connection with N deltas; CodexMonitor: every authenticated connection (benchmarks).", valueName: "N"))
+    @Option(help: ArgumentHelp("OpenCode: flood every /global/event connection (2.x: /api/event, a turn of N `session.text.delta`s) with N deltas; CodexMonitor: every authenticated connection (benchmarks).", valueName: "N"))
     var flood: Int?
     @Option(name: .customLong("flood-shape"), help: ArgumentHelp("With --flood: long-parts (1,000 deltas a part) or new-parts (a part per delta, never completed). OpenCode sends these as legacy `message.part.updated {part, delta}` frames; without it, `message.part.delta`s of one part.", valueName: "shape"))
     var floodShape: String?
@@ -94,8 +94,8 @@ struct SimulateCommand: AsyncParsableCommand {
         guard generation == 1 || generation == 2 else {
             throw ValidationError("--generation takes 1 or 2; got \(generation)")
         }
-        if generation == 2, legacy || flood != nil {
-            throw ValidationError("--generation 2 has no --legacy and no --flood")
+        if generation == 2, legacy || floodShape != nil || floodRate != nil {
+            throw ValidationError("--generation 2 has no --legacy, --flood-shape or --flood-rate: its flood is `session.text.delta`s of one text item (--flood N [--flood-close])")
         }
         if let floodRate, floodRate < 1 {
             throw ValidationError("--flood-rate takes a positive number of deltas per second")
