@@ -105,7 +105,10 @@ import TetherCore
         rig.setCredentialsRevoked(false)
         outcome.exitStatus = result.status
         outcome.peakRSSMegabytes = Double(run.peakRSSKilobytes) / 1024
-        if ssh == nil { outcome.faults = describe(proxy.stats, scenario) }
+        if ssh == nil {
+            outcome.faults = describe(proxy.stats, scenario)
+            outcome.restBytes = proxy.stats.restBytes
+        }
 
         let events: [Event]
         do {

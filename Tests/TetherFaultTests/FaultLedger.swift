@@ -20,6 +20,9 @@ struct FaultOutcome: Sendable {
     var exitStatus: Int32 = -1
     var expectedExit: Int32 = 0
     var peakRSSMegabytes = 0.0
+    /// Server→client bytes on REST requests through the proxy (what the resyncs read); nil
+    /// where the link does not go through it (the tunnel row).
+    var restBytes: Int?
     /// Everything that went wrong, for the test failure message.
     var problems: [String] = []
 
@@ -82,14 +85,15 @@ enum FaultLedger {
     /// The summary table (Markdown), one row per scenario × backend.
     static func table(_ outcomes: [FaultOutcome]) -> String {
         var lines = [
-            "| scenario | backend | faults injected | expected | delivered | duplicated | lost | text exact | exit (expected) | peak RSS | result |",
-            "|---|---|---|---:|---:|---:|---:|---|---|---:|---|",
+            "| scenario | backend | faults injected | expected | delivered | duplicated | lost | text exact | exit (expected) | peak RSS | REST read | result |",
+            "|---|---|---|---:|---:|---:|---:|---|---|---:|---:|---|",
         ]
         for outcome in outcomes {
             let rss = String(format: "%.0f MB", outcome.peakRSSMegabytes)
+            let rest = outcome.restBytes.map { String(format: "%.1f KB", Double($0) / 1000) } ?? "—"
             lines.append("| \(outcome.scenario) | \(outcome.backend) | \(outcome.faults) | \(outcome.expected) | \(outcome.delivered) | "
                 + "\(outcome.duplicated) | \(outcome.lost) | \(outcome.textExact ? "yes" : "NO") | "
-                + "\(outcome.exitStatus) (\(outcome.expectedExit)) | \(rss) | \(outcome.passed ? "ok" : "FAIL") |")
+                + "\(outcome.exitStatus) (\(outcome.expectedExit)) | \(rss) | \(rest) | \(outcome.passed ? "ok" : "FAIL") |")
         }
         return lines.joined(separator: "\n")
     }

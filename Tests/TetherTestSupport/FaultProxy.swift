@@ -36,6 +36,8 @@ final class FaultProxy: @unchecked Sendable {
         var streamConnections = 0
         /// Server→client bytes forwarded on stream connections.
         var streamBytes = 0
+        /// Server→client bytes forwarded on every other connection (REST reads: what a resync costs).
+        var restBytes = 0
         var restarts = 0
         var cuts = 0
         var stalls = 0
@@ -230,6 +232,7 @@ final class FaultProxy: @unchecked Sendable {
                 return
             }
             guard let index = link.streamIndex else {
+                lock.withLock { statistics.restBytes += count }
                 guard Link.sendAll(link.client, buffer[0..<count]) else { link.reset(); return }
                 continue
             }
