@@ -30,6 +30,7 @@ let package = Package(
         fuzzer("FuzzWebSocketFrames", [tether("TetherNet")]),
         fuzzer("FuzzJSONParser", [tether("TetherCore")]),
         fuzzer("FuzzOpenCodeWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherOpenCode")]),
+        fuzzer("FuzzOpenCode2Wire", [tether("TetherNet"), tether("TetherCore"), tether("TetherOpenCode")]),
         fuzzer("FuzzCodexWorkerWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherCodexWorker")]),
         fuzzer("FuzzCodexMonitorWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherCodexMonitor")]),
         fuzzer("FuzzNotificationWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherNotification")]),

@@ -105,15 +105,17 @@ def corpora():
             results[family + "-" + name] = value
     seeds = {name: {} for name in (
         "FuzzSSEDecoder", "FuzzLineFramer", "FuzzWebSocketFrames", "FuzzJSONParser",
-        "FuzzOpenCodeWire", "FuzzCodexWorkerWire", "FuzzCodexMonitorWire", "FuzzNotificationWire")}
+        "FuzzOpenCodeWire", "FuzzOpenCode2Wire", "FuzzCodexWorkerWire", "FuzzCodexMonitorWire", "FuzzNotificationWire")}
 
     # SSE: OpenCode's and the Worker's streams, LF and CRLF, with comments and retry, and with
     # options that report comments (bit 0) or cap lines at 1 + (options >> 2) bytes (bit 1).
     for name, messages in opencode.items():
         seeds["FuzzSSEDecoder"]["opencode-" + name] = b"\x00" + sse(messages)
         seeds["FuzzSSEDecoder"]["opencode-" + name + "-crlf-comments"] = b"\x01" + sse(messages, b"\r\n", extras=True)
-        seeds["FuzzOpenCodeWire"][name] = b"\x00" + sse(messages)
-        seeds["FuzzOpenCodeWire"][name + "-split"] = b"\x5a" + sse(messages, b"\r\n", extras=True)
+        # 2.x transcripts (`v2-*`) seed the 2.x reader; the others, the 1.x decoder.
+        target = "FuzzOpenCode2Wire" if name.startswith("v2-") else "FuzzOpenCodeWire"
+        seeds[target][name] = b"\x00" + sse(messages)
+        seeds[target][name + "-split"] = b"\x5a" + sse(messages, b"\r\n", extras=True)
     for name, messages in worker.items():
         seeds["FuzzSSEDecoder"]["worker-" + name] = b"\x03" + sse(messages, worker=True, extras=True)
         seeds["FuzzSSEDecoder"]["worker-" + name + "-short-lines"] = b"\xfe" + sse(messages, b"\r", worker=True)

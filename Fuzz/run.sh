@@ -13,7 +13,7 @@ seconds=${1:?usage: Fuzz/run.sh SECONDS [TARGET...]}
 shift
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(FuzzSSEDecoder FuzzLineFramer FuzzWebSocketFrames FuzzJSONParser
-                                     FuzzOpenCodeWire FuzzCodexWorkerWire FuzzCodexMonitorWire FuzzNotificationWire)
+                                     FuzzOpenCodeWire FuzzOpenCode2Wire FuzzCodexWorkerWire FuzzCodexMonitorWire FuzzNotificationWire)
 build=${FUZZ_BUILD_PATH:-.build-fuzz}
 bin="$build/debug"
 scratch="$build/run"
