@@ -73,8 +73,10 @@ extension ACPAgent {
                     case .turnEnded(let outcome, let error):
                         if prompts[session]?.cancelRequested == true { return .cancelled }
                         switch outcome {
-                        case .completed: return .completed
-                        case .cancelled: return .cancelled
+                        // `cancelled` answers the editor's own session/cancel (above). A turn the
+                        // backend ended so for another reason (a rejected permission ends an
+                        // OpenCode 2 execution; an abort from another client) just ended.
+                        case .completed, .cancelled: return .completed
                         case .failed:
                             return .failed(JSONRPCError(code: JSONRPCError.internalErrorCode,
                                                         message: "the turn failed: \(error ?? "the backend gave no reason")"))

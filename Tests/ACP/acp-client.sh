@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `tether acp` against a real ACP client: PyPI's agent-client-protocol (the Python implementation
 # of ACP), driving `tether acp -p PROFILE` against each agent simulator (OpenCode, Codex Worker,
-# codex, CodexMonitor, and OpenCode through a `tether serve` as a `gateway` profile) as an editor would (acp_driver.py). Loopback only; PyPI is the only download.
+# codex, CodexMonitor, OpenCode 2.x, and OpenCode through a `tether serve` as a `gateway` profile) as an editor would (acp_driver.py). Loopback only; PyPI is the only download.
 # Last line: "N passed, N failed"; exit status non-zero on any failure.
 set -uo pipefail
 
@@ -38,10 +38,10 @@ wait_for() { # wait_for SECONDS COMMAND...
 }
 
 # 2. The simulators, each with a secret the profiles read from a file (it must never be printed).
-start_sim() { # start_sim NAME BACKEND SECRET
+start_sim() { # start_sim NAME BACKEND SECRET [SIMULATOR ARGS...]
     printf '%s' "$3" >"$WORK/$1.secret"
     chmod 600 "$WORK/$1.secret"
-    "$TETHER" simulate "$2" --listen 127.0.0.1:0 --pacing 5 --token "$3" >"$WORK/$1.out" 2>"$WORK/$1.err" &
+    "$TETHER" simulate "$2" --listen 127.0.0.1:0 --pacing 5 --token "$3" "${@:4}" >"$WORK/$1.out" 2>"$WORK/$1.err" &
     PIDS+=($!)
     wait_for 20 grep -qs ':' "$WORK/$1.out" || { cat "$WORK/$1.err"; fail "$2 simulator did not start"; finish; }
 }
@@ -50,6 +50,7 @@ CW_SECRET="cw-token-$RANDOM$RANDOM"
 CM_SECRET="cm-token-$RANDOM$RANDOM"
 CX_SECRET="cx-token-$RANDOM$RANDOM"
 start_sim oc opencode "$OC_SECRET"
+start_sim oc2 opencode "$OC_SECRET" --generation 2
 start_sim cx codex "$CX_SECRET"
 start_sim cw codex-worker "$CW_SECRET"
 start_sim cm codexmonitor "$CM_SECRET"
@@ -73,6 +74,12 @@ cat >"$CONFIG" <<TOML
 backend = "opencode"
 url = "$(head -n 1 "$WORK/oc.out")"
 password = { file = "$WORK/oc.secret" }
+
+# OpenCode 2.x (its /api/* wire, told apart at connect; the same profile keys).
+[profiles.oc2]
+backend = "opencode"
+url = "$(head -n 1 "$WORK/oc2.out")"
+password = { file = "$WORK/oc2.secret" }
 
 [profiles.cw]
 backend = "codex-worker"
@@ -128,7 +135,10 @@ drive() { # drive PROFILE BACKEND SECRET PLAIN APPROVAL CANCEL FAIL [DRIVER ARGS
     fi
 }
 START=$SECONDS
-drive oc opencode "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail" --dead-profile oc-down
+drive oc opencode "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail" --dead-profile oc-down \
+    --question "ask me which dir" --question-answer dist
+drive oc2 opencode "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail" \
+    --question "ask me which dir" --question-answer dist
 drive cw codex-worker "$CW_SECRET" "say hello" "run the command" "run the command" "this will fail"
 drive cx codex "$CX_SECRET" "say hello" "cmd please" "cmd please" "fail please" --question "question please" --question-answer right
 drive gw gateway "$OC_SECRET" "say hello" "run rm build" "run rm build" "this will fail"

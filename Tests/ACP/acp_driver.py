@@ -133,8 +133,21 @@ async def approval_turn(conn, editor, session, choose, expect_status, label):
     check(statuses and statuses[-1] == expect_status, f"{label}: the tool call ends {expect_status}", f"{statuses}")
 
 
-# The tool calls of questions asked: their answers are not among the approvals' decisions.
-QUESTION_CALLS = set()
+# The approvals that were questions: their answers are not among the decisions checked below.
+QUESTION_APPROVALS = set()
+
+
+def sent_approvals():
+    """(approval id, outcome) of every answer tether acp logged as sent, in order."""
+    path = os.path.join(ARGS.logs, "acp-a.log")
+    if not os.path.exists(path):
+        return []
+    entries = []
+    for line in open(path):
+        if "[TetherACP] approval " in line and line.rstrip().endswith(" sent"):
+            approval, _, outcome = line.split("approval ", 1)[1].strip().partition(": ")
+            entries.append((approval, outcome))
+    return entries
 
 
 async def question_turn(conn, editor, session):
@@ -148,11 +161,12 @@ async def question_turn(conn, editor, session):
 
     editor.policy = policy
     asked = len(editor.requests)
+    answered = len(sent_approvals())
     response, updates = await prompt(conn, editor, session, ARGS.question)
+    QUESTION_APPROVALS.update(approval for approval, _ in sent_approvals()[answered:])
     requests = editor.requests[asked:]
     if not check(len(requests) == 1, "question: one session/request_permission", f"{len(requests)} requests"):
         return
-    QUESTION_CALLS.add(requests[0]["tool_call"].tool_call_id)
     names = [o.name for o in requests[0]["options"]]
     kinds = [o.kind for o in requests[0]["options"]]
     check(ARGS.question_answer in names and kinds[-1] == "reject_once",
@@ -303,9 +317,7 @@ async def run():
     # Exactly one decision per answered request: allow_once's accept and reject_once's decline.
     # Not the late answer to the request withdrawn, not the `cancelled` that came with session/cancel.
     stderr_a.close()
-    decisions = [l.split("approval ", 1)[1].strip() for l in open(os.path.join(ARGS.logs, "acp-a.log"))
-                 if "[TetherACP] approval " in l and l.rstrip().endswith(" sent")
-                 and not any(call in l.split("approval ", 1)[1].split(":", 1)[0] for call in QUESTION_CALLS)]
+    decisions = [f"{approval}: {outcome}" for approval, outcome in sent_approvals() if approval not in QUESTION_APPROVALS]
     check([d.split(": ")[-1] for d in decisions] == ["accept sent", "decline sent"],
           "decisions sent to the backend: exactly accept then decline", f"{decisions}")
 

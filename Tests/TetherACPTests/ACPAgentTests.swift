@@ -247,6 +247,21 @@ func promptLine(_ id: Int) -> String {
         await harness.served.value
     }
 
+    /// `cancelled` is the answer to the editor's session/cancel only: a turn the backend ended
+    /// cancelled for its own reasons (OpenCode 2 ends an execution whose permission was
+    /// rejected; another client aborted it) is an end_turn to this editor.
+    @Test func aTurnCancelledByTheBackendAloneIsAnEndTurn() async throws {
+        let harness = AgentHarness(ScriptedBackend(.init(turn: [
+            .turnCompleted(session: "s1", turn: "t1", outcome: .cancelled),
+        ])))
+        try await harness.openSession()
+        harness.send(#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#)
+        let answer = try #require(await harness.response(2))
+        #expect(answer["result"]?["stopReason"] == "end_turn")
+        harness.input.finish()
+        await harness.served.value
+    }
+
     @Test func cancelAbortsAndAnswersCancelledEvenWhenTheBackendNeverEndsTheTurn() async throws {
         let backend = ScriptedBackend(.init(turn: [.turnStarted(session: "s1", turn: "t1")], hang: true))
         let harness = AgentHarness(backend, cancelGrace: .milliseconds(200))
