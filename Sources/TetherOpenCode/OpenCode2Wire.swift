@@ -49,7 +49,7 @@ enum OpenCode2WireDecoder {
         }
         if type == "log.synced" {
             return OpenCode2WireEvent(type: type, data: .object([:]), session: value["aggregateID"]?.string,
-                                      seq: try seq(value["seq"]), directory: nil, created: nil, raw: keepingRaw ? value : nil)
+                                      seq: try seq(value["seq"]), directory: nil, created: nil, raw: keepingRaw ? Optional(value) : nil)
         }
         let data = value["data"] ?? .object([:])
         guard data.object != nil else {
@@ -65,7 +65,7 @@ enum OpenCode2WireDecoder {
             type: type, data: data,
             session: data["sessionID"]?.string ?? durable?["aggregateID"]?.string,
             seq: seq, directory: value["location"]?["directory"]?.string, created: value["created"]?.int.map(Int.init),
-            raw: keepingRaw ? value : nil)
+            raw: keepingRaw ? Optional(value) : nil)
     }
 
     /// A seq: a non-negative integer, or absent.
