@@ -32,11 +32,30 @@ struct OpenCode2Client: Sendable {
 
     /// A list route's items; a clear error when the answer is not a list.
     func list(_ path: String, what: String) async throws -> [JSONValue] {
+        try Self.items(of: try await rest.call(.get, "/api" + path, body: nil, scoped: false), what: what)
+    }
+
+    private static func items(of body: JSONValue, what: String) throws(TetherError) -> [JSONValue] {
         do {
-            return try OpenCode2WireDecoder.list(try await rest.call(.get, "/api" + path, body: nil, scoped: false), what: what)
-        } catch let error as OpenCode2WireError {
+            return try OpenCode2WireDecoder.list(body, what: what)
+        } catch {
             throw TetherError(.badData, error.description)
         }
+    }
+
+    /// Every item of a paginated list route (`{data, cursor: {next?}}`), page after page, up
+    /// to `limit` items. `path` must not carry `order` (the server refuses it beside `cursor`).
+    func listAll(_ path: String, what: String, limit: Int) async throws -> [JSONValue] {
+        var items: [JSONValue] = []
+        var next: String?
+        repeat {
+            let separator = path.contains("?") ? "&" : "?"
+            let page = next.map { path + separator + "cursor=" + OpenCodeBackend.queryValue($0) } ?? path
+            let body = try await rest.call(.get, "/api" + page, body: nil, scoped: false)
+            items += try Self.items(of: body, what: what)
+            next = body["cursor"]?["next"]?.string
+        } while next != nil && items.count < limit
+        return Array(items.prefix(limit))
     }
 
     /// The durable log of `session` after `seq`, read to its `log.synced` marker: its frames

@@ -35,11 +35,14 @@ extension OpenCodeBackend {
 
     // MARK: Sessions
 
+    /// Sessions `sessions list` reads at most (pages of 200).
+    static let sessionListLimit = 10_000
+
     func listSessions2(_ request: SessionListRequest) async throws -> [Session] {
         var path = "/session?limit=200"
         if let directory = configuration.directory { path += "&directory=" + Self.queryValue(directory) }
         let active = (try? await client2.get("/session/active"))?.object ?? [:]
-        return try await client2.list(path, what: "the session list").compactMap { info -> Session? in
+        return try await client2.listAll(path, what: "the session list", limit: Self.sessionListLimit).compactMap { info -> Session? in
             guard var session = OpenCode2Mapper.session(from: info) else { return nil }
             session.status = active[session.id] == nil ? .idle : .busy
             return session

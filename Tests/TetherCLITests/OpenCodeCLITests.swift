@@ -175,6 +175,19 @@ import TetherSim
     }
 
     /// 2.x: `--model` goes through the session's model route (a 2.x prompt has no model),
+    /// `sessions list` on 2.x follows the list's cursor past its 200-a-page limit.
+    @Test func openCode2SessionListReadsEveryPage() async throws {
+        try await withOpenCode(Generation.v2.options) { simulator, global in
+            let env = environment()
+            await simulator.createSessions2(205)
+            let list = try await TetherProcess.run(["sessions", "list", "-o", "jsonl"] + global, environment: env)
+            #expect(list.status == 0, "\(list.stderr)")
+            #expect(list.stdout.split(separator: "\n").count == 205 + 1)  // and the seeded fixture session
+            let pages = await simulator.requests().filter { $0.method == "GET" && $0.path == "/api/session" }
+            #expect(pages.count == 2)
+        }
+    }
+
     /// `history` reads the message union, `sessions show` the session, and `events --session
     /// --since SEQ` replays the durable log after that seq: the next turn, nothing before.
     @Test func openCode2ModelHistoryAndSince() async throws {

@@ -51,6 +51,26 @@ struct OpenCode2SimulatorTests {
         }
     }
 
+    @Test("the session list pages: {data, cursor: {next}}, the next page by ?cursor=, a bad cursor 400")
+    func sessionListPages() async throws {
+        try await withSimulator(options) { _, base in
+            var created: [String] = []
+            for _ in 0..<5 { created.append(try await createSession(base)) }
+            var seen: [String] = []
+            var path = "/api/session?directory=/home/dev/app&limit=2"
+            for _ in 0..<5 {
+                let page = try await RawHTTP.get(base, path, headers: basicAuth()).object()
+                seen += (page["data"] as? [[String: Any]])?.compactMap { $0["id"] as? String } ?? []
+                guard let next = page[path: "cursor", "next"] as? String else { break }
+                path = "/api/session?directory=/home/dev/app&limit=2&cursor=\(next)"
+            }
+            #expect(seen.count == 5 && Set(seen) == Set(created))
+            let bad = try await RawHTTP.get(base, "/api/session?cursor=nope", headers: basicAuth())
+            #expect(bad.status == 400)
+            #expect(try bad.object()["_tag"] as? String == "InvalidCursorError")
+        }
+    }
+
     @Test("prompt → inbox item; the turn streams with ordinals, ends with execution.succeeded; history is the union")
     func aPlainTurn() async throws {
         try await withSimulator(options) { simulator, base in

@@ -41,6 +41,21 @@ struct OpenCode2Routes: Sendable {
         return SSEResponse.json(body, status: SSEResponse.status(status))
     }
 
+    /// A list's cursor: opaque to the client (base64url), here the offset of the next page.
+    static func cursor(offset: Int) -> String {
+        Data("{\"offset\":\(offset)}".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func offset(ofCursor cursor: String) -> Int? {
+        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let offset = object["offset"] as? Int, offset >= 0 else { return nil }
+        return offset
+    }
+
     static func sessionNotFound(_ id: String) -> HTTPResponse {
         error(404, "SessionNotFoundError", "Session not found: \(id)", ["sessionID": .string(id)])
     }
@@ -81,7 +96,16 @@ struct OpenCode2Routes: Sendable {
         }
         if on("GET", "session") != nil {
             let limit = request.queryValue("limit").flatMap { Int($0) } ?? 50
-            return Self.list(await state.sessionList(directory: request.queryValue("directory"), limit: limit))
+            guard (1...200).contains(limit) else { return Self.invalid("limit must be between 1 and 200, got \(limit)") }
+            var offset = 0
+            if let cursor = request.queryValue("cursor") {
+                guard let position = Self.offset(ofCursor: cursor) else {
+                    return Self.error(400, "InvalidCursorError", "Invalid cursor: \(cursor)")
+                }
+                offset = position
+            }
+            let (page, more) = await state.sessionList(directory: request.queryValue("directory"), limit: limit, offset: offset)
+            return SSEResponse.json(["data": .array(page), "cursor": more ? ["next": .string(Self.cursor(offset: offset + page.count))] : [:]])
         }
         if on("POST", "session") != nil {
             guard request.body.isEmpty || json != nil else { return Self.invalid("Expected an object") }

@@ -198,12 +198,14 @@ actor OpenCode2State {
     }
 
     /// Newest first (by `time.updated`), optionally only one directory's.
-    func sessionList(directory: String?, limit: Int) -> [OrderedJSON] {
+    /// `offset` into that order: a page of `limit`, and whether more follow.
+    func sessionList(directory: String?, limit: Int, offset: Int = 0) -> (page: [OrderedJSON], more: Bool) {
         let all = sessionOrder.compactMap { sessions[$0] }.filter { info in
             directory == nil || info["location"]?["directory"]?.stringValue == directory
         }
         let sorted = all.sorted { ($0["time"]?["updated"]?.intValue ?? 0) > ($1["time"]?["updated"]?.intValue ?? 0) }
-        return Array(sorted.prefix(limit))
+        let page = Array(sorted.dropFirst(offset).prefix(limit))
+        return (page, offset + page.count < sorted.count)
     }
 
     func deleteSession(_ id: String) async -> Bool {

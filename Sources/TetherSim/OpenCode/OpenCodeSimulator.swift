@@ -149,6 +149,11 @@ public final class OpenCodeSimulator: Sendable {
         await state.disposeInstance(directory ?? options.directory)
     }
 
+    /// 2.x: `count` more sessions, as `POST /api/session` creates them (tests of long lists).
+    public func createSessions2(_ count: Int) async {
+        for index in 0..<count { _ = await state2.createSession(title: "Session \(index)", directory: nil, model: nil) }
+    }
+
     /// Cuts every open SSE connection now (mid-body), as a proxy or network switch would.
     public func dropEventStreams() async {
         if options.generation == 2 { return await state2.dropAllStreams() }
