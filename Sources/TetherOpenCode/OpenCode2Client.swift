@@ -44,13 +44,15 @@ struct OpenCode2Client: Sendable {
     }
 
     /// Every item of a paginated list route (`{data, cursor: {next?}}`), page after page, up
-    /// to `limit` items. `path` must not carry `order` (the server refuses it beside `cursor`).
-    func listAll(_ path: String, what: String, limit: Int) async throws -> [JSONValue] {
+    /// to `limit` items: `path` with `query`, then `&cursor=` the last page's `next` with
+    /// `query` alone. `firstQuery` goes on the first page only (`order`: the server refuses it
+    /// beside a cursor, which carries it).
+    func listAll(_ path: String, query: String, firstQuery: String? = nil, what: String, limit: Int) async throws -> [JSONValue] {
         var items: [JSONValue] = []
         var next: String?
         repeat {
-            let separator = path.contains("?") ? "&" : "?"
-            let page = next.map { path + separator + "cursor=" + OpenCodeBackend.queryValue($0) } ?? path
+            let page = next.map { "\(path)?\(query)&cursor=\(OpenCodeBackend.queryValue($0))" }
+                ?? "\(path)?\(query)" + (firstQuery.map { "&" + $0 } ?? "")
             let body = try await rest.call(.get, "/api" + page, body: nil, scoped: false)
             items += try Self.items(of: body, what: what)
             next = body["cursor"]?["next"]?.string

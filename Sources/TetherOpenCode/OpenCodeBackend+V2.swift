@@ -35,14 +35,14 @@ extension OpenCodeBackend {
 
     // MARK: Sessions
 
-    /// Sessions `sessions list` reads at most (pages of 200).
-    static let sessionListLimit = 10_000
+    /// Sessions `sessions list`, and messages `history`, reads at most (pages of 200).
+    static let listLimit = 10_000
 
     func listSessions2(_ request: SessionListRequest) async throws -> [Session] {
-        var path = "/session?limit=200"
-        if let directory = configuration.directory { path += "&directory=" + Self.queryValue(directory) }
+        var query = "limit=200"
+        if let directory = configuration.directory { query += "&directory=" + Self.queryValue(directory) }
         let active = (try? await client2.get("/session/active"))?.object ?? [:]
-        return try await client2.listAll(path, what: "the session list", limit: Self.sessionListLimit).compactMap { info -> Session? in
+        return try await client2.listAll("/session", query: query, what: "the session list", limit: Self.listLimit).compactMap { info -> Session? in
             guard var session = OpenCode2Mapper.session(from: info) else { return nil }
             session.status = active[session.id] == nil ? .idle : .busy
             return session
@@ -75,7 +75,8 @@ extension OpenCodeBackend {
     /// The message union, read newest first in pages of 200 (the server's most) and replayed
     /// oldest first.
     func history2(session: String, limit: Int?) async throws -> [Event] {
-        let newestFirst = try await client2.list("/session/\(Self.escape(session))/message?order=desc&limit=200", what: "the message list")
+        let newestFirst = try await client2.listAll("/session/\(Self.escape(session))/message", query: "limit=200", firstQuery: "order=desc",
+                                                   what: "the message list", limit: Self.listLimit)
         let active = (try? await client2.get("/session/active"))?.object ?? [:]
         var mapper = OpenCode2Mapper()
         var events = mapper.replay(session: session, messages: newestFirst.reversed(), busy: active[session] != nil)

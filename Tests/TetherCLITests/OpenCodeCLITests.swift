@@ -188,6 +188,24 @@ import TetherSim
         }
     }
 
+    /// `history` on 2.x reads every page of the message list (200 a page, newest first, then by
+    /// cursor without `order`), and replays it oldest first.
+    @Test func openCode2HistoryReadsEveryPage() async throws {
+        try await withOpenCode(Generation.v2.options) { simulator, global in
+            let env = environment()
+            let session = try await createSession(global, env: env)
+            await simulator.appendFinishedTurns2(150, session: session)
+            let history = try await TetherProcess.run(["history", session] + global, environment: env)
+            #expect(history.status == 0, "\(history.stderr)")
+            let texts = try history.events().filter { $0.type == .partCompleted && $0.data["role"] == "assistant" }.compactMap { $0.data["text"]?.string }
+            #expect(texts == (0..<150).map { "reply \($0)" })
+            let pages = await simulator.requests().filter { $0.method == "GET" && $0.path == "/api/session/\(session)/message" }
+            #expect(pages.count == 3)
+            let last = try await TetherProcess.run(["history", session, "--limit", "2"] + global, environment: env)
+            #expect(try last.events().filter { $0.type == .turnCompleted }.count == 2)
+        }
+    }
+
     /// `history` reads the message union, `sessions show` the session, and `events --session
     /// --since SEQ` replays the durable log after that seq: the next turn, nothing before.
     @Test func openCode2ModelHistoryAndSince() async throws {

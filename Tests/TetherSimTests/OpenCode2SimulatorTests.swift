@@ -11,6 +11,11 @@ struct OpenCode2SimulatorTests {
         return options
     }
 
+    /// A cursor as the simulator makes them (opaque to clients).
+    static func cursorAt(_ offset: Int) -> String {
+        Data("{\"offset\":\(offset)}".utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+    }
+
     func createSession(_ base: URL, directory: String = "/home/dev/app") async throws -> String {
         let created = try await RawHTTP.post(base, "/api/session", json: #"{"title":"t","location":{"directory":"\#(directory)"}}"#,
                                              headers: basicAuth())
@@ -68,6 +73,13 @@ struct OpenCode2SimulatorTests {
             let bad = try await RawHTTP.get(base, "/api/session?cursor=nope", headers: basicAuth())
             #expect(bad.status == 400)
             #expect(try bad.object()["_tag"] as? String == "InvalidCursorError")
+            // Messages page the same way; a cursor carries its order, so `order` beside it is refused.
+            let messages = "/api/session/\(created[0])/message"
+            let first = try await RawHTTP.get(base, messages + "?order=desc&limit=1", headers: basicAuth()).object()
+            #expect(first[path: "cursor", "next"] == nil)  // an empty history: one page
+            let cursor = Self.cursorAt(0)
+            let both = try await RawHTTP.get(base, messages + "?order=asc&cursor=\(cursor)", headers: basicAuth())
+            #expect(both.status == 400)
         }
     }
 

@@ -41,19 +41,20 @@ struct OpenCode2Routes: Sendable {
         return SSEResponse.json(body, status: SSEResponse.status(status))
     }
 
-    /// A list's cursor: opaque to the client (base64url), here the offset of the next page.
-    static func cursor(offset: Int) -> String {
-        Data("{\"offset\":\(offset)}".utf8).base64EncodedString()
+    /// A list's cursor: opaque to the client (base64url JSON), here where the next page starts
+    /// and in which order.
+    static func cursor(offset: Int, ascending: Bool = false) -> String {
+        Data("{\"offset\":\(offset),\"asc\":\(ascending)}".utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    static func offset(ofCursor cursor: String) -> Int? {
+    static func position(ofCursor cursor: String) -> (offset: Int, ascending: Bool)? {
         var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard let data = Data(base64Encoded: base64),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let offset = object["offset"] as? Int, offset >= 0 else { return nil }
-        return offset
+        return (offset, object["asc"] as? Bool ?? false)
     }
 
     static func sessionNotFound(_ id: String) -> HTTPResponse {
@@ -99,10 +100,10 @@ struct OpenCode2Routes: Sendable {
             guard (1...200).contains(limit) else { return Self.invalid("limit must be between 1 and 200, got \(limit)") }
             var offset = 0
             if let cursor = request.queryValue("cursor") {
-                guard let position = Self.offset(ofCursor: cursor) else {
+                guard let position = Self.position(ofCursor: cursor) else {
                     return Self.error(400, "InvalidCursorError", "Invalid cursor: \(cursor)")
                 }
-                offset = position
+                offset = position.offset
             }
             let (page, more) = await state.sessionList(directory: request.queryValue("directory"), limit: limit, offset: offset)
             return SSEResponse.json(["data": .array(page), "cursor": more ? ["next": .string(Self.cursor(offset: offset + page.count))] : [:]])
@@ -128,8 +129,20 @@ struct OpenCode2Routes: Sendable {
             guard let all = await state.messages[id] else { return Self.sessionNotFound(id) }
             let limit = request.queryValue("limit").flatMap { Int($0) } ?? 50
             guard (1...200).contains(limit) else { return Self.invalid("limit must be between 1 and 200") }
-            let ordered = request.queryValue("order") == "asc" ? all : all.reversed()
-            return Self.list(Array(ordered.prefix(limit)))
+            // A cursor carries its page's order; `order` beside it is refused (§2).
+            var position = (offset: 0, ascending: request.queryValue("order") == "asc")
+            if let cursor = request.queryValue("cursor") {
+                guard request.queryValue("order") == nil else { return Self.invalid("order cannot be combined with cursor") }
+                guard let decoded = Self.position(ofCursor: cursor) else {
+                    return Self.error(400, "InvalidCursorError", "Invalid cursor: \(cursor)")
+                }
+                position = decoded
+            }
+            let ordered = position.ascending ? all : all.reversed()
+            let page = Array(ordered.dropFirst(position.offset).prefix(limit))
+            let end = position.offset + page.count
+            return SSEResponse.json(["data": .array(page),
+                                     "cursor": end < ordered.count ? ["next": .string(Self.cursor(offset: end, ascending: position.ascending))] : [:]])
         }
         if let ids = on("GET", "session", "*", "message", "*") {
             guard await state.sessions[ids[0]] != nil else { return Self.sessionNotFound(ids[0]) }

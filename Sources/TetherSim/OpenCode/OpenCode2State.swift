@@ -252,6 +252,20 @@ actor OpenCode2State {
         change(&messages[session]![index])
     }
 
+    func appendFinishedTurns(_ count: Int, session: String) {
+        for index in 0..<count {
+            let now = epochMilliseconds()
+            appendMessage(["id": .string(ids.ascending("msg")), "type": "user", "text": .string("turn \(index)"),
+                           "time": ["created": .int(now)]], session: session)
+            appendMessage(["id": .string(ids.ascending("msg")), "type": "assistant", "agent": "build",
+                           "model": ["providerID": "anthropic", "id": "claude-sonnet-4"],
+                           "content": [["type": "text", "text": .string("reply \(index)")]], "finish": "stop",
+                           "time": ["created": .int(now), "completed": .int(now)]], session: session)
+            appendMessage(["id": .string(ids.ascending("msg")), "type": "idle", "outcome": "succeeded",
+                           "time": ["created": .int(now)]], session: session)
+        }
+    }
+
     func message(_ id: String, session: String) -> OrderedJSON? {
         messages[session]?.first { $0["id"]?.stringValue == id }
     }

@@ -154,6 +154,12 @@ public final class OpenCodeSimulator: Sendable {
         for index in 0..<count { _ = await state2.createSession(title: "Session \(index)", directory: nil, model: nil) }
     }
 
+    /// 2.x: `turns` finished turns appended to a session's history at once (user, assistant,
+    /// idle: three messages each), as if they had run (tests of long histories).
+    public func appendFinishedTurns2(_ turns: Int, session: String) async {
+        await state2.appendFinishedTurns(turns, session: session)
+    }
+
     /// Cuts every open SSE connection now (mid-body), as a proxy or network switch would.
     public func dropEventStreams() async {
         if options.generation == 2 { return await state2.dropAllStreams() }
