@@ -117,8 +117,8 @@ import TetherSim
         }
     }
 
-    @Test func aWrongPasswordExits77AndNamesTheProfile() async throws {
-        try await withOpenCode { _, global in
+    @Test(arguments: [Generation.v1, .v2]) func aWrongPasswordExits77AndNamesTheProfile(_ generation: Generation) async throws {
+        try await withOpenCode(generation.options) { _, global in
             let result = try await TetherProcess.run(["sessions", "list"] + global, environment: environment("wrong"))
             #expect(result.status == 77)
             #expect(result.stderr.contains("profile oc"))
@@ -322,8 +322,8 @@ import TetherSim
 
     /// In text mode a dropped stream is said on stderr (it printed nothing: the same screen
     /// whether the backend was quiet or gone), and so is the return; stdout stays the turn.
-    @Test func textModeSaysWhenTheStreamIsLostAndBack() async throws {
-        var faulty = Generation.v1.options
+    @Test(arguments: [Generation.v1, .v2]) func textModeSaysWhenTheStreamIsLostAndBack(_ generation: Generation) async throws {
+        var faulty = generation.options
         faulty.faults.dropStreamMidTurn = true
         try await withOpenCode(faulty) { _, global in
             let env = environment()
