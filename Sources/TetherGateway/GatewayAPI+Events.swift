@@ -40,7 +40,7 @@ extension GatewayAPI {
         headers[HTTPFields.gatewayID] = identity.id
         headers[HTTPFields.gatewayUpstream] = identity.upstream.joined(separator: ",")
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            try await streamer.stream(subscription) { frames in
+            try await streamer.stream(subscription, live: EventStreamSink(channel: channel)) { frames in
                 try await writer.write(contentsOf: frames)
             }
             try await writer.finish(nil)
