@@ -21,6 +21,9 @@ public final class EventBroadcast: Sendable {
     private struct State {
         var nextID = 0
         var subscribers: [Int: EventSubscription] = [:]
+        /// `subscribers`' values, kept as an array: each event takes it whole (one retain), not
+        /// a new copy of a thousand references.
+        var list: [EventSubscription] = []
         var closed = false
         /// The writers of the event loops that live clients' connections are on.
         var loops: [ObjectIdentifier: LoopFanOut] = [:]
@@ -69,7 +72,12 @@ public final class EventBroadcast: Sendable {
         state.withLock { state in
             let subscription = EventSubscription(id: state.nextID, limits: limits, filter: filter, broadcast: self)
             state.nextID += 1
-            if state.closed { subscription.finish(overflowed: false) } else { state.subscribers[subscription.id] = subscription }
+            if state.closed {
+                subscription.finish(overflowed: false)
+            } else {
+                state.subscribers[subscription.id] = subscription
+                state.list.append(subscription)
+            }
             return subscription
         }
     }
@@ -89,7 +97,7 @@ public final class EventBroadcast: Sendable {
         let (subscribers, gap) = state.withLock { state -> ([EventSubscription], Duration) in
             let rate = state.noteEvent(now: .now)
             let gap = Self.writeGap(clients: state.subscribers.count, eventsPerSecond: rate, writesPerSecond: writesPerSecond)
-            return (Array(state.subscribers.values), gap)
+            return (state.list, gap)
         }
         guard !subscribers.isEmpty else { return }
         let frame = SSEFrame.buffer(event)
@@ -99,15 +107,21 @@ public final class EventBroadcast: Sendable {
     }
 
     func remove(_ id: Int) {
-        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+        state.withLock { state in
+            guard state.subscribers.removeValue(forKey: id) != nil else { return }
+            state.list.removeAll { $0.id == id }
+        }
     }
 
     /// Ends every subscription (shutdown): their streams finish after what they hold.
     public func closeAll() {
         let subscribers = state.withLock { state in
             state.closed = true
-            defer { state.subscribers.removeAll() }
-            return Array(state.subscribers.values)
+            defer {
+                state.subscribers.removeAll()
+                state.list.removeAll()
+            }
+            return state.list
         }
         for subscriber in subscribers { subscriber.finish(overflowed: false) }
     }

@@ -8,9 +8,11 @@ import Synchronization
 /// next pass writes all that is queued in one write. A long poll waits in `next()` instead.
 public final class EventSubscription: Sendable {
     let id: Int
-    /// What the client's writer takes next: an event with its frame, or a reminder to send a heartbeat.
+    /// What the client's writer takes next: an event's seq with its frame, or a reminder to send
+    /// a heartbeat. Only the seq of the event: the rest is in the frame, and each field held
+    /// here would be retained once per client and event.
     public enum Delivery: Sendable {
-        case event(LoggedEvent, frame: ByteBuffer)
+        case event(seq: Int64, frame: ByteBuffer)
         case heartbeat
     }
 
@@ -117,7 +119,9 @@ public final class EventSubscription: Sendable {
     /// written again. The first write is run by the loop after whatever was written to the
     /// connection before this call (the loop runs its tasks in order).
     func writeLive(to sink: any LiveFrameSink, after lastSent: Int64, fanOut: LoopFanOut) async {
-        sink.whenClosed { [weak self] in self?.cancel() }
+        // Held strongly: a weak reference would give the subscription a side table, and every
+        // retain of it (once per event in the broadcast) would take the slow path.
+        sink.whenClosed { self.cancel() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 mailbox.withLock { box in
@@ -154,9 +158,9 @@ public final class EventSubscription: Sendable {
                 switch delivery {
                 case .heartbeat:
                     frames.append(Self.heartbeatFrame)
-                case .event(let event, let frame):
-                    guard event.seq > live.lastSent else { continue }
-                    live.lastSent = event.seq
+                case .event(let seq, let frame):
+                    guard seq > live.lastSent else { continue }
+                    live.lastSent = seq
                     frames.append(frame)
                 }
             }
@@ -205,7 +209,7 @@ public final class EventSubscription: Sendable {
         let (fits, wake) = mailbox.withLock { box -> (Bool, Wake) in
             guard !box.overflowed, !box.finished else { return (false, .none) }
             guard box.events < limits.events, box.bytes + size <= limits.bytes else { return (false, .none) }
-            box.queued.append(.event(event, frame: frame))
+            box.queued.append(.event(seq: event.seq, frame: frame))
             box.events += 1
             box.bytes += size
             return (true, box.wake())

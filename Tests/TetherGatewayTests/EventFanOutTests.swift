@@ -14,7 +14,7 @@ import Testing
 
     static func seqs(_ batch: [EventSubscription.Delivery]?) -> [Int64] {
         (batch ?? []).compactMap { delivery in
-            if case .event(let event, _) = delivery { return event.seq }
+            if case .event(let seq, _) = delivery { return seq }
             return nil
         }
     }
