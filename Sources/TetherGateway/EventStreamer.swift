@@ -27,15 +27,17 @@ public struct EventStreamer: Sendable {
 
     /// The live subscription a stream reads: made before the replay reads the log, so events
     /// appended meanwhile are not lost; the broadcast applies the filter, so events this client
-    /// does not want never wake it.
+    /// does not want are never queued.
     public func subscribe() -> EventSubscription {
         journal.broadcast.subscribe(matching: filter)
     }
 
-    /// Writes SSE frames through `write` (several buffers make one write) until the subscription
-    /// ends (shutdown, overflow) or `write` throws (the client went away). `subscription` must
-    /// come from `subscribe()` (or `journal.broadcast.subscribe()`) before this is called.
-    public func stream(_ subscription: EventSubscription, write unguarded: ([ByteBuffer]) async throws -> Void) async throws {
+    /// Writes the replay's SSE frames through `write` (several buffers make one write), then the
+    /// live ones to `live` from its event loop, until the subscription ends (shutdown, overflow,
+    /// the connection closed) or `write` throws (the client went away). `subscription` must come
+    /// from `subscribe()` (its filter is this stream's) before this is called.
+    public func stream(_ subscription: EventSubscription, live: any LiveFrameSink,
+                       write unguarded: ([ByteBuffer]) async throws -> Void) async throws {
         let heartbeats = Task { [heartbeatInterval] in
             while !Task.isCancelled {
                 try await Task.sleep(for: heartbeatInterval)
@@ -46,7 +48,7 @@ public struct EventStreamer: Sendable {
         let watchdog = Task { [stallLimit] in
             while !Task.isCancelled {
                 try await Task.sleep(for: stallLimit / 10)
-                if let started = pending.started, ContinuousClock.now - started > stallLimit {
+                if let started = pending.started ?? subscription.blockedSince, ContinuousClock.now - started > stallLimit {
                     subscription.cutOff()
                     return
                 }
@@ -93,50 +95,9 @@ public struct EventStreamer: Sendable {
                 lastSent = last.seq
             }
         }
-        // Whatever arrived since the last write goes out in one write: the frames as the
-        // broadcast encoded them (one alone is shared with every other client, not copied).
-        var frames: [ByteBuffer] = []
-        while let batch = await subscription.next() {
-            frames.removeAll(keepingCapacity: true)
-            for delivery in batch {
-                switch delivery {
-                case .heartbeat:
-                    frames.append(Self.heartbeatFrame)
-                case .event(let event, let frame):
-                    guard event.seq > lastSent else { continue }
-                    lastSent = event.seq
-                    guard filter.matches(event) else { continue }
-                    frames.append(frame)
-                }
-            }
-            guard !frames.isEmpty else { continue }
-            try await write(Self.coalesced(frames))
-        }
-    }
-
-    static let heartbeatFrame = ByteBuffer(string: SSEFrame.heartbeat)
-
-    /// Small frames copied into one buffer (the response's chunked encoding and the socket cost
-    /// a little for each buffer); a large one (a `part.completed` holding a whole message) stays
-    /// the shared buffer it is, so a thousand clients do not each hold a copy of it.
-    static func coalesced(_ frames: [ByteBuffer], copyingBelow limit: Int = 4096) -> [ByteBuffer] {
-        guard frames.count > 1 else { return frames }
-        var result: [ByteBuffer] = []
-        var small = ByteBuffer()
-        for frame in frames {
-            if frame.readableBytes < limit {
-                var frame = frame
-                small.writeBuffer(&frame)
-                continue
-            }
-            if small.readableBytes > 0 {
-                result.append(small)
-                small = ByteBuffer()
-            }
-            result.append(frame)
-        }
-        if small.readableBytes > 0 { result.append(small) }
-        return result
+        // From here on the connection's event loop writes the live events, each pass all that
+        // arrived since the last in one write: the frames as the broadcast encoded them.
+        await subscription.writeLive(to: live, after: lastSent, fanOut: journal.broadcast.fanOut(for: live.eventLoop))
     }
 
     /// The `cursor_expired` event a replay from `cursor` owes before `page` (read after it),

@@ -40,7 +40,7 @@ extension GatewayAPI {
         headers[HTTPFields.gatewayID] = identity.id
         headers[HTTPFields.gatewayUpstream] = identity.upstream.joined(separator: ",")
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            try await streamer.stream(subscription) { frames in
+            try await streamer.stream(subscription, live: EventStreamSink(channel: channel)) { frames in
                 try await writer.write(contentsOf: frames)
             }
             try await writer.finish(nil)
@@ -78,7 +78,7 @@ extension GatewayAPI {
             // Read again after subscribing: an event appended in between is in one of the two.
             found = try log.events(after: since, matching: filter, limit: limit)
             if found.isEmpty {
-                let arrived = await Self.firstMatch(in: subscription, after: since, filter: filter, within: .seconds(wait))
+                let arrived = await Self.firstMatch(in: subscription, after: since, within: .seconds(wait))
                 if arrived { found = try log.events(after: since, matching: filter, limit: limit) }
             }
         }
@@ -87,11 +87,12 @@ extension GatewayAPI {
         return JSONResponse.raw("{\"events\":[" + items.joined(separator: ",") + "],\"next\":\(next)}")
     }
 
-    static func firstMatch(in subscription: EventSubscription, after since: Int64, filter: EventQuery, within timeout: Duration) async -> Bool {
+    static func firstMatch(in subscription: EventSubscription, after since: Int64, within timeout: Duration) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 while let batch = await subscription.next() {
-                    for case .event(let event, _) in batch where event.seq > since && filter.matches(event) { return true }
+                    // The subscription applies `filter`: what it queues matches.
+                    for case .event(let seq, _) in batch where seq > since { return true }
                 }
                 return false
             }

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import GRDB
 import NIOCore
+import NIOPosix
 import Testing
 import TetherCore
 @testable import TetherGateway
@@ -41,9 +42,15 @@ import TetherCore
         #expect(!EventQuery.type("part.delta", matches: "part.completed"))
     }
 
-    /// Collects what a streamer writes until `count` frames arrived, then ends the stream.
-    final class Collector: Sendable {
+    /// Collects what a streamer writes: the replay through its `write`, the live events as its
+    /// connection (written from an event loop).
+    final class Collector: LiveFrameSink {
         let frames = Mutex<[String]>([])
+        let eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let writable = Mutex(true)
+        var isWritable: Bool { writable.withLock { $0 } }
+        func write(_ frames: [ByteBuffer]) { add(frames) }
+        func whenClosed(_ action: @escaping @Sendable () -> Void) {}
         func add(_ buffers: [ByteBuffer]) { frames.withLock { $0.append(buffers.map { String(buffer: $0) }.joined()) } }
         /// The ids of the events written (a write may hold several: the replay writes pages).
         var ids: [Int64] {
@@ -70,7 +77,7 @@ import TetherCore
         try journal.record(Self.delta("p3"))
         let collector = Collector()
         let streamer = EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(1))
-        let task = Task { try await streamer.stream(subscription) { collector.add($0) } }
+        let task = Task { try await streamer.stream(subscription, live: collector) { collector.add($0) } }
         try await waitUntil { collector.ids.count >= 3 }
         for index in 4..<8 { try journal.record(Self.delta("p\(index)")) }
         try await waitUntil { collector.ids.count >= 7 }
@@ -84,8 +91,8 @@ import TetherCore
         for index in 0..<3 { try journal.record(Self.delta("p\(index)")) }
         let collector = Collector()
         let streamer = EventStreamer(journal: journal, filter: EventQuery(session: "s2"), cursor: .now)
-        let subscription = journal.broadcast.subscribe()
-        let task = Task { try await streamer.stream(subscription) { collector.add($0) } }
+        let subscription = streamer.subscribe()
+        let task = Task { try await streamer.stream(subscription, live: collector) { collector.add($0) } }
         try await waitUntil { !collector.frames.withLock { $0 }.isEmpty }
         try journal.record(Self.delta("other", session: "s1"))
         try journal.record(Self.delta("mine", session: "s2"))
@@ -105,7 +112,7 @@ import TetherCore
         let collector = Collector()
         let subscription = journal.broadcast.subscribe()
         let task = Task {
-            try await EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(1)).stream(subscription) { collector.add($0) }
+            try await EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(1)).stream(subscription, live: collector) { collector.add($0) }
         }
         try await waitUntil { collector.ids.count >= 3 }
         journal.broadcast.closeAll()
@@ -125,7 +132,7 @@ import TetherCore
         let subscription = journal.broadcast.subscribe()
         let trimmed = Mutex(false)
         let task = Task {
-            try await EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(0)).stream(subscription) { text in
+            try await EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(0)).stream(subscription, live: collector) { text in
                 collector.add(text)
                 guard !trimmed.withLock({ $0 }) else { return }
                 trimmed.withLock { $0 = true }
@@ -150,7 +157,7 @@ import TetherCore
         let collector = Collector()
         let subscription = journal.broadcast.subscribe()
         let task = Task {
-            try await EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(5000)).stream(subscription) { collector.add($0) }
+            try await EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(5000)).stream(subscription, live: collector) { collector.add($0) }
         }
         try await waitUntil { collector.ids.count >= 4 }
         try journal.record(Self.delta("live"))
@@ -166,7 +173,7 @@ import TetherCore
         let collector = Collector()
         let streamer = EventStreamer(journal: journal, filter: EventQuery(), cursor: .now, heartbeat: .milliseconds(20))
         let subscription = journal.broadcast.subscribe()
-        let task = Task { try await streamer.stream(subscription) { collector.add($0) } }
+        let task = Task { try await streamer.stream(subscription, live: collector) { collector.add($0) } }
         try await waitUntil { collector.frames.withLock { $0 }.filter { $0 == SSEFrame.heartbeat }.count >= 2 }
         journal.broadcast.closeAll()
         try await task.value
@@ -181,11 +188,29 @@ import TetherCore
         subscription.onOverflow { cut.withLock { $0 = true } }
         let streamer = EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(0), stallLimit: .milliseconds(100))
         // The replay's first write never completes, as into a socket the client stopped reading.
-        let task = Task { try await streamer.stream(subscription) { _ in try await Task.sleep(for: .seconds(3600)) } }
+        let task = Task { try await streamer.stream(subscription, live: Collector()) { _ in try await Task.sleep(for: .seconds(3600)) } }
         try await waitUntil { cut.withLock { $0 } }
         task.cancel()
         _ = await task.result
         #expect(cut.withLock { $0 })
+    }
+
+    /// Live, a connection that stays full (its client stopped reading) is cut once it has been
+    /// so for the stall limit, as a replay write that never completes is.
+    @Test func aConnectionThatStaysFullCutsTheLiveClientOff() async throws {
+        let journal = try Self.journal()
+        let collector = Collector()
+        collector.writable.withLock { $0 = false }
+        let streamer = EventStreamer(journal: journal, filter: EventQuery(), cursor: .now, stallLimit: .milliseconds(100))
+        let subscription = streamer.subscribe()
+        let cut = Mutex(false)
+        subscription.onOverflow { cut.withLock { $0 = true } }
+        let task = Task { try await streamer.stream(subscription, live: collector) { collector.add($0) } }
+        try await waitUntil { !collector.frames.withLock { $0 }.isEmpty }
+        try journal.record(Self.delta("p0"))
+        try await waitUntil { cut.withLock { $0 } }
+        try await task.value
+        #expect(collector.ids.isEmpty && subscription.overflowed)
     }
 
     @Test func aClientPastItsBacklogIsCutOffAndOthersAreNot() async throws {
