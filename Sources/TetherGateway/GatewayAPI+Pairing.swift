@@ -24,7 +24,7 @@ extension GatewayAPI {
         }
         let redeemed: Bool
         do {
-            redeemed = try journal.log.redeemPairingCode(code)
+            redeemed = try await journal.log.redeemPairingCode(code)
         } catch {
             throw ProblemDetails(.unavailable, "the pairing code could not be checked", detail: "the gateway's database failed: \(error)")
         }
