@@ -29,6 +29,15 @@ public final class PostgresEventStore: Sendable {
     /// which each served profile's lease holds a connection of its own.
     public static func open(_ location: PostgresLocation, logger: Logger, leases: Int = 0,
                             retiredDedupLimit: Int = EventLog.standardRetiredDedupLimit) async throws -> PostgresEventStore {
+        do {
+            // One connection first: the pool retries a failing connect without end, and a wrong
+            // password or a server that is not there must stop the start, saying which.
+            let probe = try await PostgresConnection.connect(on: PostgresClient.defaultEventLoopGroup.next(),
+                                                             configuration: try location.connectionConfiguration(), id: 0, logger: logger)
+            try await probe.close()
+        } catch {
+            throw OpenError(location: "\(location)", reason: PostgresFailure.reason(error))
+        }
         let store = PostgresEventStore(location: location, logger: logger, maximumConnections: 8 + leases,
                                        retiredDedupLimit: retiredDedupLimit)
         do {

@@ -62,6 +62,19 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
         return String(text[..<colon]) + ":***" + String(text[at...])
     }
 
+    /// One connection's configuration, for the probe at start (`PostgresEventStore.open`).
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS = switch sslMode {
+        case "disable": .disable
+        case "require": .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        default: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+        var configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password,
+                                                             database: database, tls: tls)
+        configuration.options.connectTimeout = .seconds(10)
+        return configuration
+    }
+
     func clientConfiguration(maximumConnections: Int) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS = switch sslMode {
         case "disable": .disable

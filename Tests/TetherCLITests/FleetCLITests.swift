@@ -118,4 +118,30 @@ import Glibc
         }
         await simulator.stop()
     }
+
+    /// What a person gets wrong about the database — a URL without a user, nothing listening, a
+    /// database that does not exist — stops the start with what failed and what to check (exit
+    /// 78, as other configuration errors), and the password never appears.
+    @Test func aBadDatabaseStopsTheStartSayingWhatFailedAndNeverThePassword() async throws {
+        let config = try TemporaryConfig("""
+            [profiles.oc]
+            backend = "opencode"
+            url = "http://127.0.0.1:9"
+            """)
+        let cluster = try PostgresTestCluster.start()
+        let (refusing, holder) = try TestSockets.refusingPort()
+        defer { close(holder) }
+        let cases: [(db: String, says: String)] = [
+            ("postgres://127.0.0.1:\(cluster.port)/tether", "names no user"),
+            ("postgres://tether:s3cret-pw@127.0.0.1:\(refusing)/tether", "cannot open the event log in PostgreSQL at postgres://tether@127.0.0.1:\(refusing)/tether"),
+            ("postgres://tether:s3cret-pw@127.0.0.1:\(cluster.port)/no_such_db", "database \"no_such_db\" does not exist"),
+        ]
+        for (db, says) in cases {
+            let result = try await TetherProcess.run(["--config", config.path, "serve", "--listen", "127.0.0.1:0", "--db", db])
+            #expect(result.status == 78, "\(db): \(result.stderr)")
+            #expect(result.stderr.contains(says), "\(db): \(result.stderr)")
+            #expect(!(result.stdout + result.stderr).contains("s3cret-pw"), "the password was printed: \(result.stderr)")
+            #expect(!result.stderr.contains("Fatal error"), "\(result.stderr)")
+        }
+    }
 }
