@@ -48,6 +48,13 @@ public protocol EventStore: Sendable {
     func markPushDelivered(profile: String, approval: String) async throws
     func undeliveredPushes() async throws -> [(profile: String, approval: String, line: String)]
 
+    /// Keeps a new login cookie; past `keeping` logins, those used longest ago go.
+    func saveLogin(_ cookie: String, at now: Double, keeping: Int) async throws
+    func login(_ cookie: String) async throws -> LoginRecord?
+    func touchLogin(_ cookie: String, at now: Double) async throws
+    func deleteLogin(_ cookie: String) async throws
+    func deleteLogins(usedBefore: Double, startedBefore: Double) async throws
+
     func setModel(_ model: String, profile: String, session: String) async throws
     func model(profile: String, session: String) async throws -> String?
 }

@@ -120,7 +120,8 @@ struct GatewayBackground: Service {
             group.addTask { await retention.run() }
             group.addTask {
                 // Expired logins' streams are closed within a minute of the expiry.
-                while (try? await Task.sleep(for: .seconds(min(60, auth.limits.idle.wholeSeconds)))) != nil { auth.sweep() }
+                let logins = KeptLogins(auth: auth, store: journal.log)
+                while (try? await Task.sleep(for: .seconds(min(60, auth.limits.idle.wholeSeconds)))) != nil { await logins.sweep() }
             }
             try? await gracefulShutdown()
             broadcast.closeAll()

@@ -52,6 +52,10 @@ extension PostgresEventStore {
             )
             """,
         ],
+        [
+            "CREATE TABLE login (cookie TEXT PRIMARY KEY, started DOUBLE PRECISION NOT NULL, last_used DOUBLE PRECISION NOT NULL)",
+            "CREATE INDEX login_last_used ON login (last_used)",
+        ],
     ]
 
     /// An arbitrary constant: the advisory lock key under which a replica migrates.
