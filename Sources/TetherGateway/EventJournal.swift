@@ -65,7 +65,8 @@ public final class EventJournal: Sendable {
             try await tail.start()
             logged = try await log.append(events)
             // Returns once this replica's clients were handed them: a caller may rely on it.
-            if let last = logged.compactMap({ $0?.seq }).max() { await tail.published(through: last) }
+            let own = logged.compactMap { $0 }
+            if let last = own.last, !tail.publishOwn(own) { await tail.published(through: last.seq) }
         }
         let observers = observers.withLock { $0 }
         if !observers.isEmpty {

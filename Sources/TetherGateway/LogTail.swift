@@ -52,6 +52,24 @@ public final class LogTail: Sendable {
         }
     }
 
+    /// Publishes this replica's own batch, just committed, without reading it back — when nothing
+    /// is being read and it follows the last seq published (no other replica's event between).
+    /// False when it does not; `published(through:)` then waits for the read.
+    func publishOwn(_ events: [LoggedEvent]) -> Bool {
+        guard let first = events.first, let last = events.last else { return true }
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
+            guard !state.reading, state.published == first.seq - 1 else { return nil }
+            for event in events { broadcast.publish(event) }
+            state.published = last.seq
+            let ready = state.waiters.filter { $0.seq <= last.seq }.map(\.continuation)
+            state.waiters.removeAll { $0.seq <= last.seq }
+            return ready
+        }
+        guard let ready else { return false }
+        for continuation in ready { continuation.resume() }
+        return true
+    }
+
     /// Returns when every event through `seq` was published.
     func published(through seq: Int64) async {
         wake()
@@ -112,6 +130,7 @@ public final class LogTail: Sendable {
                 let events = try await log.events(after: after, matching: EventQuery(), limit: 1000)
                 guard let last = events.last else { return }
                 for event in events { broadcast.publish(event) }
+                let more = events.count == 1000
                 after = last.seq
                 let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
                     state.published = after
@@ -120,6 +139,7 @@ public final class LogTail: Sendable {
                     return ready
                 }
                 for continuation in ready { continuation.resume() }
+                if !more { return }  // a wake meanwhile reads again
             }
         } catch {
             // Read again from the same seq shortly: appenders wait for their events' publication.

@@ -118,17 +118,22 @@ extension PostgresEventStore: EventStore {
                 logged.append(LoggedEvent(seq: last, type: event.type.rawValue, profile: event.profile, session: event.session, line: row.line))
             }
             guard !seqs.isEmpty else { return logged }
-            // One statement for the batch; an absent profile, session or key travels as "".
+            // One statement (one round trip) for the batch's rows, the counter and the notice, which
+            // every listening replica gets when (and only if) this commits. An absent profile,
+            // session or key travels as "".
             try await connection.query("""
-                INSERT INTO event (seq, ts, type, profile, session, dedup_key, line)
-                SELECT seq, ts, type, NULLIF(profile, ''), NULLIF(session, ''), NULLIF(dedup_key, ''), line
-                FROM unnest(\(seqs)::bigint[], \(stamps)::float8[], \(types)::text[], \(profiles)::text[],
-                            \(sessions)::text[], \(dedupKeys)::text[], \(lines)::text[])
-                    AS batch(seq, ts, type, profile, session, dedup_key, line)
+                WITH inserted AS (
+                    INSERT INTO event (seq, ts, type, profile, session, dedup_key, line)
+                    SELECT seq, ts, type, NULLIF(profile, ''), NULLIF(session, ''), NULLIF(dedup_key, ''), line
+                    FROM unnest(\(seqs)::bigint[], \(stamps)::float8[], \(types)::text[], \(profiles)::text[],
+                                \(sessions)::text[], \(dedupKeys)::text[], \(lines)::text[])
+                        AS batch(seq, ts, type, profile, session, dedup_key, line)
+                    RETURNING 1
+                ), counted AS (
+                    UPDATE log_counter SET last_seq = \(last) WHERE id = 1 RETURNING 1
+                )
+                SELECT pg_notify(\(Self.appendChannel), \(String(last)))
                 """, logger: logger)
-            try await connection.query("UPDATE log_counter SET last_seq = \(last) WHERE id = 1", logger: logger)
-            // Delivered to every listening replica when (and only if) this commits.
-            try await connection.query("SELECT pg_notify(\(Self.appendChannel), \(String(last)))", logger: logger)
             return logged
         }
     }
