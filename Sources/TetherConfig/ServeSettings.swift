@@ -64,7 +64,7 @@ public struct ServeSettings: Sendable, Equatable {
             if let password = URLComponents(string: text)?.password, !password.isEmpty {
                 // The URL's own password is a literal secret, with a literal's rules.
                 dbPassword = ConfiguredSecret(reference: .literal(password.removingPercentEncoding ?? password),
-                                              key: "serve.db", file: table.file)
+                                              key: table.keyPath("db"), file: table.file)
             }
         } else {
             db = try table.localPath("db", example: "\"~/.local/state/tether/gateway.sqlite\"")
