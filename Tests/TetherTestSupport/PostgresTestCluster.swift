@@ -61,7 +61,10 @@ public final class PostgresTestCluster: Sendable {
         }
         self.binaries = binaries
         let buildDirectory = TetherProcess.binary.deletingLastPathComponent().deletingLastPathComponent().path
-        directory = buildDirectory + "/test-postgres-\(getpid())"
+        // As root the server runs as `postgres`, which must reach the directory: a clone under a
+        // private folder (mode 700) keeps it out, and then the cluster goes to /tmp (not $TMPDIR: `make test` makes that private too).
+        let reachable = getuid() != 0 || Self.everyoneMayEnter(buildDirectory)
+        directory = (reachable ? buildDirectory : "/tmp") + "/test-postgres-\(getpid())"
         port = try TestSockets.freePort()
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
@@ -79,6 +82,17 @@ public final class PostgresTestCluster: Sendable {
         guard case .success(let cluster)? = shared.withLock({ $0 }) else { return }
         _ = try? cluster.run("pg_ctl", ["-D", cluster.directory + "/data", "-m", "immediate", "-w", "stop"])
         try? FileManager.default.removeItem(atPath: cluster.directory)
+    }
+
+    /// Whether every folder from the root to `path` lets others through (o+x).
+    static func everyoneMayEnter(_ path: String) -> Bool {
+        var url = URL(fileURLWithPath: path)
+        while url.path != "/" {
+            guard let mode = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.posixPermissions] as? Int,
+                  mode & 0o001 != 0 else { return false }
+            url.deleteLastPathComponent()
+        }
+        return true
     }
 
     /// The newest installed version's server programs.
