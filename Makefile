@@ -9,8 +9,10 @@ BIN_DIR      = $(shell $(SWIFT) build -c $(CONFIG) $(SWIFT_FLAGS) --show-bin-pat
 # System packages the build and the tests need (Debian names). python3 also runs
 # Tests/Terminal/pty-drive.py, which puts the CLI on a pseudo-terminal for the interactive tests.
 APT_PACKAGES = libcurl4-openssl-dev libssl-dev libjemalloc-dev libssh2-1-dev libsqlite3-dev sqlite3 pkg-config openssh-server openssh-client curl jq python3 python3-venv chromium chromium-driver fonts-liberation libqrencode-dev
-# Test-only: node checks the page's scripts (`node --check`, in Tests/Page/page-test.sh).
-TEST_APT_PACKAGES = nodejs
+# Test-only: node checks the page's scripts (`node --check`, in Tests/Page/page-test.sh);
+# postgresql's server programs (initdb, pg_ctl) run the throwaway cluster the shared log's tests
+# and the fleet's failover test use (Tests/TetherTestSupport/PostgresTestCluster.swift).
+TEST_APT_PACKAGES = nodejs postgresql
 
 # Fuzzing (README, "Fuzzing"): seconds per target for `make fuzz`, and for the short pass `make test` runs.
 FUZZ_SECONDS       ?= 60

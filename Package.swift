@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
         // C shims over the system libraries: typed wrappers for variadic and macro APIs.
@@ -95,13 +96,15 @@ let package = Package(
         .target(name: "TetherACP", dependencies: [
             "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
-        // Gateway: `tether serve` — the durable event log (SQLite) and the HTTP API over every profile.
+        // Gateway: `tether serve` — the durable event log (SQLite, or PostgreSQL shared by a fleet of
+        // replicas) and the HTTP API over every profile.
         // The page's files and the OpenAPI document are real files under Page/, compiled into the
         // binary as byte arrays (`PackageResources.<file_name>`): one binary, nothing else on disk.
         .target(name: "TetherGateway", dependencies: [
             "TetherCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -140,7 +143,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "TetherConfigTests", dependencies: ["TetherConfig", "TetherCore"], swiftSettings: strict),
         .testTarget(name: "TetherGatewayTests", dependencies: [
-            "TetherGateway", "TetherCore", .product(name: "Logging", package: "swift-log"),
+            "TetherGateway", "TetherCore", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: strict),
         .testTarget(name: "TetherSimTests", dependencies: [

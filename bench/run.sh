@@ -27,7 +27,7 @@ fi
 export TETHER_BIN
 [ -x "$TETHER_BIN" ] || { echo "bench: no tether binary at $TETHER_BIN (make bench builds it)" >&2; exit 1; }
 
-BENCHES=${BENCHES:-"coldstart sse-throughput opencode-events codex-worker-events codexmonitor-events codex-events latency soak tunnel gateway gateway-fanout"}
+BENCHES=${BENCHES:-"coldstart sse-throughput opencode-events codex-worker-events codexmonitor-events codex-events latency soak tunnel gateway gateway-postgres gateway-fanout"}
 failed=0
 for bench in $BENCHES; do
     echo "bench: ==== $bench ====" >&2

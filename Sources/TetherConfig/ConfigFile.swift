@@ -114,7 +114,7 @@ public struct ConfigFile: Sendable, Equatable {
     public var allSecrets: [ConfiguredSecret] {
         profiles.keys.sorted().flatMap { profiles[$0]!.secrets }
             + tunnels.keys.sorted().compactMap { tunnels[$0]!.passphrase }
-            + (serve?.tokens ?? [])
+            + (serve?.tokens ?? []) + (serve?.dbPassword.map { [$0] } ?? [])
     }
 
     /// Profile names, sorted.

@@ -6,7 +6,8 @@ import TetherCore
 /// ```toml
 /// [serve]
 /// listen = "127.0.0.1:7420"
-/// db = "~/.local/state/tether/gateway.sqlite"
+/// db = "~/.local/state/tether/gateway.sqlite"   # or a fleet's "postgres://USER@HOST:PORT/DB"
+/// db_password = { env = "TETHER_DB_PASSWORD" }  # PostgreSQL's password (else the URL's own)
 /// retain_days = 7
 /// tokens = [{ env = "TETHER_SERVE_TOKEN" }]
 /// notify = { url = "https://ntfy.example/topic" }
@@ -18,12 +19,15 @@ import TetherCore
 /// max_logins = 1000          # live login cookies; a new login past it ends the oldest
 /// ```
 public struct ServeSettings: Sendable, Equatable {
-    public static let keys = ["listen", "db", "retain_days", "tokens", "notify", "public_url",
+    public static let keys = ["listen", "db", "db_password", "retain_days", "tokens", "notify", "public_url",
                               "idle_timeout", "max_connections", "login_idle_days", "login_lifetime_days", "max_logins"]
 
     /// Read with the same rules as `--listen` (`HostPort(listening:)`).
     public var listen: HostPort?
+    /// A SQLite file's path (tilde expanded, relative to the config file), or a `postgres://` URL.
     public var db: String?
+    /// `db_password`, or the password of the `db` URL (a literal: refused in a file others can read).
+    public var dbPassword: ConfiguredSecret?
     public var retainDays: Double?
     public var tokens: [ConfiguredSecret]
     public var notifyURL: URL?
@@ -55,7 +59,17 @@ public struct ServeSettings: Sendable, Equatable {
             }
             listen = address
         }
-        db = try table.localPath("db", example: "\"~/.local/state/tether/gateway.sqlite\"")
+        if let text = try table.string("db", example: "\"~/.local/state/tether/gateway.sqlite\""), Self.isPostgres(text) {
+            db = text
+            if let password = URLComponents(string: text)?.password, !password.isEmpty {
+                // The URL's own password is a literal secret, with a literal's rules.
+                dbPassword = ConfiguredSecret(reference: .literal(password.removingPercentEncoding ?? password),
+                                              key: table.keyPath("db"), file: table.file)
+            }
+        } else {
+            db = try table.localPath("db", example: "\"~/.local/state/tether/gateway.sqlite\"")
+        }
+        if let password = try table.secret("db_password") { dbPassword = password }
         retainDays = try table.number("retain_days", in: 0.0001...36_500, example: "7")
         tokens = try table.secrets("tokens") ?? []
         publicURL = try table.url("public_url", schemes: ["http", "https"], example: "\"https://gateway.example\"")
@@ -77,5 +91,13 @@ public struct ServeSettings: Sendable, Equatable {
                                     example: "{ url = \"https://ntfy.example/topic\" }")
             }
         }
+    }
+}
+
+extension ServeSettings {
+    /// Whether `db` names a PostgreSQL database (a fleet's shared log) rather than a SQLite file.
+    public static func isPostgres(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        return lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://")
     }
 }

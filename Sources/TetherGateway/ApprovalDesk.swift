@@ -27,7 +27,7 @@ actor ApprovalDesk {
         let key = ApprovalKey(profile: profile.name, id: id)
         // Another answer to it is with the backend: this one is judged by its outcome.
         while let pending = answering[key] { _ = try? await pending.value }
-        if let recorded = try journal.log.decision(profile: profile.name, approval: id) {
+        if let recorded = try await journal.log.decision(profile: profile.name, approval: id) {
             return try Self.repeatAnswer(answer, recorded: recorded, approval: id)
         }
         let sending = Task {
@@ -39,40 +39,67 @@ actor ApprovalDesk {
         return try await sending.value
     }
 
-    /// Sends the first answer to the backend and records it.
+    /// Records the answer in the log's database, then sends it to the backend: another replica
+    /// answering the same approval meanwhile finds it recorded (and answers as for a repeat).
     private func send(_ answer: ApprovalAnswer, approval id: String, profile: ServedProfile) async throws -> String {
         let log = journal.log
+        // What the answer stands for until the backend's own `approval.resolved` replaces it.
+        let claim = Self.line(of: profile.stamp(.approvalResolved(id: id, session: nil, turn: nil, decision: answer.decision.rawValue)))
+        if let recorded = try await log.claimDecision(profile: profile.name, approval: id, decision: answer.decision.rawValue, line: claim) {
+            return try Self.repeatAnswer(answer, recorded: recorded, approval: id)
+        }
         let resolved: Event
         do {
             resolved = profile.stamp(try await profile.backend.approve(id: id, answer: answer))
-        } catch let error as TetherError {
-            // Answered meanwhile by someone else, and the backend's resolved event already logged?
-            if let recorded = try log.decision(profile: profile.name, approval: id) {
-                return try Self.repeatAnswer(answer, recorded: recorded, approval: id)
-            }
-            let requested = try log.wasRequested(profile: profile.name, approval: id)
-            if error.code == .notFound || (error.code == .usage && !requested) {
-                throw ProblemDetails(.notFound, "no pending approval \(id) in profile \(profile.name)",
-                                     detail: "GET /v1/approvals lists the pending ones; \(error.message)")
-            }
-            throw ProblemDetails(error, doing: "answering approval \(id)")
-        } catch is CancellationError {
-            throw CancellationError()
         } catch {
-            // A transport failure: the backend may or may not have the answer; asking again is safe.
-            throw ProblemDetails(.unavailable, "answering approval \(id) failed", detail: "\(error)")
+            try await log.withdrawDecision(profile: profile.name, approval: id, line: claim)
+            let outcome = try await Self.problem(error, answering: id, in: profile, log: log, answer: answer)
+            if let repeated = outcome as? RepeatAnswer { return repeated.line }
+            throw outcome
         }
-        var codec = EventCodec()
-        var bytes = codec.encode(resolved)
-        bytes.removeLast()
-        let line = String(decoding: bytes, as: UTF8.self)
-        let recorded = try log.recordDecision(profile: profile.name, approval: id, decision: answer.decision.rawValue, line: line)
+        let line = Self.line(of: resolved)
+        try await log.settleDecision(profile: profile.name, approval: id, claim: claim, line: line)
         do {
-            try journal.record(resolved)
+            try await journal.record(resolved)
         } catch {
             logger.error("cannot append an approval's answer to the log", metadata: ["approval": "\(id)", "error": "\(error)"])
         }
-        return recorded.line
+        return line
+    }
+
+    /// What a failed answer says: a repeat, if it was answered meanwhile elsewhere (the backend's
+    /// resolved event is in the log); else why it failed.
+    static func problem(_ error: any Error, answering id: String, in profile: ServedProfile, log: any EventStore,
+                        answer: ApprovalAnswer) async throws -> any Error {
+        switch error {
+        case let error as TetherError:
+            if let recorded = try await log.decision(profile: profile.name, approval: id) {
+                return RepeatAnswer(line: try repeatAnswer(answer, recorded: recorded, approval: id))
+            }
+            let requested = try await log.wasRequested(profile: profile.name, approval: id)
+            if error.code == .notFound || (error.code == .usage && !requested) {
+                return ProblemDetails(.notFound, "no pending approval \(id) in profile \(profile.name)",
+                                      detail: "GET /v1/approvals lists the pending ones; \(error.message)")
+            }
+            return ProblemDetails(error, doing: "answering approval \(id)")
+        case is CancellationError:
+            return CancellationError()
+        default:
+            // A transport failure: the backend may or may not have the answer; asking again is safe.
+            return ProblemDetails(.unavailable, "answering approval \(id) failed", detail: "\(error)")
+        }
+    }
+
+    /// An answer that turned out to repeat the recorded one: its line is the response.
+    struct RepeatAnswer: Error {
+        let line: String
+    }
+
+    static func line(of event: Event) -> String {
+        var codec = EventCodec()
+        var bytes = codec.encode(event)
+        bytes.removeLast()
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     static func repeatAnswer(_ answer: ApprovalAnswer, recorded: EventLog.RecordedDecision, approval id: String) throws -> String {

@@ -18,19 +18,19 @@ struct ApprovalPush: Sendable {
 
     let target: Target
     let publicURL: String?
-    let log: EventLog
+    let log: any EventStore
     let logger: Logger
     var giveUpAfter: Duration = .seconds(2 * 3600)
 
     func attach(to journal: EventJournal) {
         // Pushes a previous run claimed and could not deliver: read before this run claims any,
         // or one it just claimed would be pushed twice.
-        let leftOver = (try? log.undeliveredPushes()) ?? []
+        let leftOver = Task { (try? await log.undeliveredPushes()) ?? [] }
         journal.observe { logged, event in
             guard event.type == .approvalRequested, let id = event.data["id"]?.stringish, let profile = event.profile else { return }
             Task {
                 do {
-                    guard try log.claimPush(profile: profile, approval: id) else { return }
+                    guard try await log.claimPush(profile: profile, approval: id) else { return }
                 } catch {
                     logger.error("cannot record an approval push", metadata: ["error": "\(error)"])
                     return
@@ -39,10 +39,10 @@ struct ApprovalPush: Sendable {
             }
         }
         Task {
-            for pending in leftOver {
+            for pending in await leftOver.value {
                 // Answered since (here or elsewhere): nobody needs asking any more.
-                if (try? log.decision(profile: pending.profile, approval: pending.approval)) != nil {
-                    try? log.markPushDelivered(profile: pending.profile, approval: pending.approval)
+                if (try? await log.decision(profile: pending.profile, approval: pending.approval)) != nil {
+                    try? await log.markPushDelivered(profile: pending.profile, approval: pending.approval)
                     continue
                 }
                 guard let event = try? EventCodec.decode(pending.line) else { continue }
@@ -75,7 +75,7 @@ struct ApprovalPush: Sendable {
         while ContinuousClock.now < deadline {
             do {
                 try await post(message)
-                try? log.markPushDelivered(profile: profile, approval: id)
+                try? await log.markPushDelivered(profile: profile, approval: id)
                 return
             } catch {
                 logger.warning("approval push failed; retrying", metadata: ["approval": "\(id)", "error": "\(Self.reason(error))", "retry_in": "\(delay)"])

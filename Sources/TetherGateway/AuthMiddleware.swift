@@ -8,6 +8,7 @@ import Logging
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
     let auth: GatewayAuth
+    let logins: KeptLogins
     /// Without tokens: which browsers may call (`OpenGatewayGuard`).
     let openGuard: OpenGatewayGuard
     let failures: AuthFailureLimiter
@@ -31,7 +32,7 @@ struct AuthMiddleware: RouterMiddleware {
                 detail: "send Authorization: Bearer TOKEN with one of the tokens in the [serve] table's tokens"))
             return try await next(request, context)
         }
-        if let cookie = Self.cookie(GatewayAuth.cookieName, in: request.headers), auth.acceptsSession(cookie) {
+        if let cookie = Self.cookie(GatewayAuth.cookieName, in: request.headers), await logins.accepts(cookie) {
             if Self.changesState(request.method), !Self.isJSON(request.headers[.contentType]) {
                 throw ProblemDetails(.forbidden, "a cookie-authenticated request that changes state must be JSON",
                                      detail: "send Content-Type: application/json with the request (a cross-site form cannot)")

@@ -23,6 +23,32 @@ extension EventLog {
         }
     }
 
+    public func claimDecision(profile: String, approval: String, decision: String, line: String) throws -> RecordedDecision? {
+        try pool.write { db in
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO approval_decision (profile, id, decision, line) VALUES (?, ?, ?, ?)
+                """, arguments: [profile, approval, decision, line])
+            if db.changesCount == 1 { return nil }
+            let row = try Row.fetchOne(db, sql: "SELECT decision, line FROM approval_decision WHERE profile = ? AND id = ?",
+                                       arguments: [profile, approval])!
+            return RecordedDecision(decision: row["decision"], line: row["line"])
+        }
+    }
+
+    public func settleDecision(profile: String, approval: String, claim: String, line: String) throws {
+        try pool.write { db in
+            try db.execute(sql: "UPDATE approval_decision SET line = ? WHERE profile = ? AND id = ? AND line = ?",
+                           arguments: [line, profile, approval, claim])
+        }
+    }
+
+    public func withdrawDecision(profile: String, approval: String, line: String) throws {
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM approval_decision WHERE profile = ? AND id = ? AND line = ?",
+                           arguments: [profile, approval, line])
+        }
+    }
+
     /// The recorded answer to an approval, if any: one given through the API, else an
     /// `approval.resolved` the backend reported (answered elsewhere).
     public func decision(profile: String, approval: String) throws -> RecordedDecision? {

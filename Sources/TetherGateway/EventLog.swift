@@ -79,6 +79,7 @@ public final class EventLog: Sendable {
         }
         registerPairingMigration(&migrator)
         registerSessionModelMigration(&migrator)
+        registerLoginMigration(&migrator)
         return migrator
     }
 

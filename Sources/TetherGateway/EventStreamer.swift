@@ -70,7 +70,7 @@ public struct EventStreamer: Sendable {
         var lastSent: Int64
         switch cursor {
         case .now:
-            lastSent = try journal.log.lastSeq()
+            lastSent = try await journal.log.lastSeq()
             try await write(SSEFrame.cursor(lastSent))
         case .after(let seq):
             lastSent = seq
@@ -78,7 +78,7 @@ public struct EventStreamer: Sendable {
             var scannedThrough = seq
             var first = true
             while true {
-                let page = try journal.log.page(after: scannedThrough, matching: filter, limit: 500)
+                let page = try await journal.log.page(after: scannedThrough, matching: filter, limit: 500)
                 // Checked on every page: retention may trim between two of them.
                 if let expired = Self.expiry(of: scannedThrough, in: page, first: first) {
                     try await write(SSEFrame.event(expired))

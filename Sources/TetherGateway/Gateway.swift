@@ -21,19 +21,18 @@ public struct Gateway: Sendable {
 
     /// Serves until a shutdown signal. `onListening` gets the URL once the socket is bound.
     public func run(onListening: @escaping @Sendable (String) -> Void) async throws {
-        let log: EventLog
-        do {
-            log = try EventLog(path: configuration.databasePath, logger: logger)
-        } catch let error as EventLog.OpenError {
-            throw GatewayStartError.cannotOpenLog(error)
-        }
+        let log = try await EventStoreOpening.open(configuration.databasePath, password: configuration.databasePassword,
+                                                   logger: logger, leases: profiles.count)
         let identity: GatewayIdentity
-        do {
-            identity = GatewayIdentity(id: try log.gatewayID(), upstream: configuration.upstream)
-        } catch {
-            throw GatewayStartError.cannotOpenLog(EventLog.OpenError(path: configuration.databasePath, reason: "\(error)"))
-        }
         let journal = EventJournal(log: log, broadcast: EventBroadcast())
+        do {
+            identity = GatewayIdentity(id: try await log.gatewayID(), upstream: configuration.upstream)
+            // A shared log's live events are published from the log, from its end as of now.
+            try await journal.tail?.start()
+        } catch {
+            throw GatewayStartError.cannotOpenLog(EventLog.OpenError(path: EventStoreOpening.shown(configuration.databasePath),
+                                                                     reason: PostgresFailure.reason(error)))
+        }
         let subscriptions = profiles.map { ProfileSubscription(profile: $0, journal: journal, logger: logger) }
         var follows: [String: SessionFollows] = [:]
         for subscription in subscriptions where subscription.streamsPerSession {
@@ -62,7 +61,8 @@ public struct Gateway: Sendable {
         } else if let command = configuration.notifyCommand, !command.isEmpty {
             ApprovalPush(target: .command(command), publicURL: configuration.publicURL, log: log, logger: logger).attach(to: journal)
         }
-        let background = GatewayBackground(subscriptions: subscriptions, retention: retention, broadcast: journal.broadcast, auth: auth)
+        let background = GatewayBackground(subscriptions: subscriptions, retention: retention, journal: journal, auth: auth,
+                                           logger: logger)
         let listen = configuration.listen
         let listening = ListeningFlag()
         let app = Application(
@@ -101,16 +101,27 @@ final class ListeningFlag: Sendable {
 struct GatewayBackground: Service {
     let subscriptions: [ProfileSubscription]
     let retention: RetentionSchedule
-    let broadcast: EventBroadcast
+    let journal: EventJournal
     let auth: GatewayAuth
+    let logger: Logger
 
     func run() async throws {
+        let broadcast = journal.broadcast
         await withTaskGroup(of: Void.self) { group in
-            for subscription in subscriptions { group.addTask { await subscription.run() } }
+            for subscription in subscriptions {
+                // A fleet: each profile is subscribed by the one replica holding its lease.
+                if let shared = journal.log as? any SharedEventStore {
+                    group.addTask { await shared.holdingLease(profile: subscription.profile.name, logger: logger) { await subscription.run() } }
+                } else {
+                    group.addTask { await subscription.run() }
+                }
+            }
+            if let tail = journal.tail { group.addTask { await tail.watch(logger: logger) } }
             group.addTask { await retention.run() }
             group.addTask {
                 // Expired logins' streams are closed within a minute of the expiry.
-                while (try? await Task.sleep(for: .seconds(min(60, auth.limits.idle.wholeSeconds)))) != nil { auth.sweep() }
+                let logins = KeptLogins(auth: auth, store: journal.log)
+                while (try? await Task.sleep(for: .seconds(min(60, auth.limits.idle.wholeSeconds)))) != nil { await logins.sweep() }
             }
             try? await gracefulShutdown()
             broadcast.closeAll()

@@ -27,13 +27,13 @@ extension GatewayAPI {
         try AuthMiddleware.checkToken(token, from: context, auth: auth, failures: authFailures, logger: logger, refused: ProblemDetails(
             .unauthorized, "the token was refused", detail: "use one of the tokens in the gateway's [serve] table"))
         var response = JSONResponse.ok(["authenticated": true])
-        response.headers[.setCookie] = Self.cookie(auth.openSession(), secure: Self.cameOverHTTPS(request), maxAge: nil)
+        response.headers[.setCookie] = Self.cookie(await logins.open(), secure: Self.cameOverHTTPS(request), maxAge: nil)
         return response
     }
 
     func logout(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         if let cookie = context.sessionCookie ?? AuthMiddleware.cookie(GatewayAuth.cookieName, in: request.headers) {
-            auth.revokeSession(cookie)
+            await logins.revoke(cookie)
         }
         var response = JSONResponse.ok(["authenticated": false])
         response.headers[.setCookie] = Self.cookie("", secure: Self.cameOverHTTPS(request), maxAge: 0)

@@ -59,27 +59,27 @@ extension GatewayAPI {
             }
             since = value
         } else {
-            since = try log.lastSeq()
+            since = try await log.lastSeq()
         }
         let limit = try Self.integer(query.get("limit"), name: "limit", default: 100, range: 1...1000)
         let wait = try Self.integer(query.get("wait"), name: "wait", default: 0, range: 0...60)
 
         var items: [String] = []
-        let page = try log.page(after: since, matching: filter, limit: limit)
+        let page = try await log.page(after: since, matching: filter, limit: limit)
         var found = page.events
         if let expired = EventStreamer.expiry(of: since, in: page, first: true) {
             items.append(expired.jsonWithSeq)
             since = expired.seq
-            found = try log.events(after: since, matching: filter, limit: limit - 1)
+            found = try await log.events(after: since, matching: filter, limit: limit - 1)
         }
         if found.isEmpty, items.isEmpty, wait > 0 {
             let subscription = journal.broadcast.subscribe(matching: filter)
             defer { subscription.cancel() }
             // Read again after subscribing: an event appended in between is in one of the two.
-            found = try log.events(after: since, matching: filter, limit: limit)
+            found = try await log.events(after: since, matching: filter, limit: limit)
             if found.isEmpty {
                 let arrived = await Self.firstMatch(in: subscription, after: since, within: .seconds(wait))
-                if arrived { found = try log.events(after: since, matching: filter, limit: limit) }
+                if arrived { found = try await log.events(after: since, matching: filter, limit: limit) }
             }
         }
         items += found.map(\.jsonWithSeq)

@@ -24,7 +24,7 @@ extension GatewayAPI {
         }
         let redeemed: Bool
         do {
-            redeemed = try journal.log.redeemPairingCode(code)
+            redeemed = try await journal.log.redeemPairingCode(code)
         } catch {
             throw ProblemDetails(.unavailable, "the pairing code could not be checked", detail: "the gateway's database failed: \(error)")
         }
@@ -38,7 +38,7 @@ extension GatewayAPI {
         logger.info("a browser paired with a one-time code", metadata: ["client": "\(client)"])
         var response = JSONResponse.ok(["authenticated": true])
         if !auth.isOpen {
-            response.headers[.setCookie] = Self.cookie(auth.openSession(), secure: Self.cameOverHTTPS(request), maxAge: nil)
+            response.headers[.setCookie] = Self.cookie(await logins.open(), secure: Self.cameOverHTTPS(request), maxAge: nil)
         }
         return response
     }

@@ -6,7 +6,7 @@ extension GatewayAPI {
         let router = Router(context: GatewayRequestContext.self)
         router.add(middleware: RequestHygieneMiddleware())
         router.add(middleware: ProblemMiddleware(logger: logger))
-        router.add(middleware: AuthMiddleware(auth: auth, openGuard: openGuard, failures: authFailures, logger: logger))
+        router.add(middleware: AuthMiddleware(auth: auth, logins: logins, openGuard: openGuard, failures: authFailures, logger: logger))
 
         for (path, asset) in PageAssets.files {
             router.get(RouterPath(path)) { _, _ in PageAssets.response(asset) }

@@ -26,7 +26,7 @@ extension GatewayAPI {
         }
         if let model {
             do {
-                try journal.log.setModel(model, profile: profile.name, session: created.id)
+                try await journal.log.setModel(model, profile: profile.name, session: created.id)
             } catch {
                 throw ProblemDetails(.unavailable, "session \(created.id) was created, but its model could not be kept",
                                      detail: "the gateway's database failed (\(error)); name the model in each turn instead")
@@ -66,7 +66,8 @@ extension GatewayAPI {
             throw ProblemDetails(.badRequest, "no prompt text", detail: "send {\"text\":\"…\"} (and optionally \"model\")")
         }
         // The turn's own model, else the one its session was created with, else the backend's default.
-        let model = try Self.model(body) ?? (try? journal.log.model(profile: profile.name, session: id)) ?? nil
+        var model = try Self.model(body)
+        if model == nil { model = (try? await journal.log.model(profile: profile.name, session: id)) ?? nil }
         let receipt = try await calling("starting a turn in session \(id)") {
             try await profile.backend.send(SendRequest(session: id, text: text, model: model))
         }

@@ -11,6 +11,8 @@ struct GatewayAPI: Sendable {
     let auth: GatewayAuth
     /// Wrong tokens per client address (bearer and login alike).
     let authFailures: AuthFailureLimiter
+    /// The login cookies, kept in the log's database.
+    var logins: KeptLogins { KeptLogins(auth: auth, store: journal.log) }
     let openGuard: OpenGatewayGuard
     let approvals: ApprovalDesk
     let heartbeat: Duration

@@ -97,6 +97,17 @@ public final class GatewayAuth: Sendable {
         return live
     }
 
+    /// Takes in a cookie made `age` ago (by another replica, or before a restart) that the log's
+    /// database says is live (`KeptLogins`); one already known stays as it is.
+    public func adopt(_ value: String, age: Duration, now: ContinuousClock.Instant = .now) {
+        state.withLock { state in
+            if state.logins[value] == nil { state.logins[value] = Login(started: now - age, lastUsed: now) }
+        }
+    }
+
+    /// The cookies this process holds.
+    public var knownCookies: [String] { state.withLock { Array($0.logins.keys) } }
+
     /// Logout: the value gets 401 from now on, and its open event streams are closed.
     public func revokeSession(_ value: String) {
         let ended = state.withLock { $0.logins.removeValue(forKey: value) }

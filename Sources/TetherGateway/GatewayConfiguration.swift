@@ -1,7 +1,10 @@
 /// What `tether serve` runs with, after the `[serve]` table and the flags are merged.
 public struct GatewayConfiguration: Sendable {
     public var listen: ListenAddress
+    /// A SQLite file's path, or a fleet's `postgres://USER@HOST:PORT/DB`.
     public var databasePath: String
+    /// `[serve] db_password`, resolved: the PostgreSQL password (a URL's own is used without it).
+    public var databasePassword: String?
     public var retainDays: Double
     /// Resolved token values; empty means the API is open (loopback only).
     public var tokens: [String]

@@ -14,3 +14,13 @@ public struct GatewayStartError: Error, CustomStringConvertible {
                           hint: "pass --db with a writable path (or set [serve] db); deleting the file starts the log clean")
     }
 }
+
+extension GatewayStartError {
+    static func cannotOpenSharedLog(_ location: PostgresLocation, _ error: any Error) -> GatewayStartError {
+        let reason = (error as? PostgresEventStore.OpenError)?.reason ?? PostgresFailure.reason(error)
+        return GatewayStartError(description: "cannot open the event log in PostgreSQL at \(location): \(reason)",
+                                 hint: "check that PostgreSQL listens at \(location.host):\(location.port), that database \(location.database) "
+                                     + "exists and that user \(location.user) may use it with the password of [serve] db_password "
+                                     + "(or the URL's); or set [serve] db to a path for a SQLite file")
+    }
+}

@@ -34,7 +34,7 @@ struct ProfileSubscription: Sendable {
             // Another gateway's log: each (re)start resumes after the last seq logged from it
             // (from its oldest kept event the first time), so nothing needs reading back.
             await supervise(label: "the gateway's log") {
-                let since = (try? journal.log.lastCursor(profile: profile.name)) ?? nil
+                let since = (try? await journal.log.lastCursor(profile: profile.name)) ?? nil
                 return profile.backend.events(EventsRequest(since: since ?? "0", follow: true, raw: false))
             }
         } else {
@@ -48,7 +48,7 @@ struct ProfileSubscription: Sendable {
     /// Reads `stream` into the journal, restarting it with backoff, until cancelled — or, with
     /// `untilDone`, until a stream ends on its own (a job followed to its end).
     private func supervise(label: String, untilDone: Bool = false, owner: String? = nil, catchingUp: Bool = false,
-                           _ makeStream: @Sendable () -> EventStream) async {
+                           _ makeStream: @Sendable () async -> EventStream) async {
         var backoff = SubscriptionBackoff()
         let clock = ContinuousClock()
         while !Task.isCancelled {
@@ -58,8 +58,8 @@ struct ProfileSubscription: Sendable {
             defer { catchUp?.cancel() }
             do {
                 // The stream's batches are the log's transactions: one commit for what arrived together.
-                for try await batch in makeStream().batches {
-                    record(batch, owner: owner)
+                for try await batch in await makeStream().batches {
+                    await record(batch, owner: owner)
                 }
                 if untilDone { return }
                 logger.info("subscription ended; restarting", metadata: ["profile": "\(profile.name)", "stream": "\(label)"])
@@ -79,12 +79,12 @@ struct ProfileSubscription: Sendable {
 
     /// Appends one event. `owner` is the job a job follower follows; a session follower's events
     /// of a job that has its own follower are dropped, so the job's deltas are not logged twice.
-    func record(_ event: Event, owner: String? = nil) {
-        record([event], owner: owner)
+    func record(_ event: Event, owner: String? = nil) async {
+        await record([event], owner: owner)
     }
 
     /// Appends a stream's batch, in one transaction.
-    func record(_ events: [Event], owner: String? = nil) {
+    func record(_ events: [Event], owner: String? = nil) async {
         let stamped = events.compactMap { event -> Event? in
             if owner == nil, let turn = event.turn, sessionFollows.ownsJob(turn) { return nil }
             let stamped = profile.stamp(event)
@@ -93,7 +93,7 @@ struct ProfileSubscription: Sendable {
         }
         guard !stamped.isEmpty else { return }
         do {
-            try journal.record(stamped)
+            try await journal.record(stamped)
         } catch {
             logger.error("cannot append to the event log", metadata: ["profile": "\(profile.name)", "error": "\(error)"])
         }
@@ -106,7 +106,7 @@ struct ProfileSubscription: Sendable {
             let events = try await profile.backend.history(session: session, limit: 3)
             for var event in events where ResubscriptionCatchUp.taken.contains(event.type) {
                 if event.session == nil { event.session = session }
-                record(event)
+                await record(event)
             }
         } catch {
             if !Task.isCancelled {
@@ -119,7 +119,7 @@ struct ProfileSubscription: Sendable {
     /// the log lacks.
     func catchUp() async {
         let events = await ResubscriptionCatchUp(profile: profile, log: journal.log, logger: logger).missedEvents()
-        for event in events where !Task.isCancelled { record(event) }
+        for event in events where !Task.isCancelled { await record(event) }
     }
 
     /// One supervised stream per session; the session list is read every `pollInterval`. A turn

@@ -15,7 +15,7 @@ struct ResubscriptionCatchUp: Sendable {
     static let turnsPerSession = 20
 
     let profile: ServedProfile
-    let log: EventLog
+    let log: any EventStore
     let logger: Logger
 
     /// The events to record, oldest first.
@@ -38,7 +38,7 @@ struct ResubscriptionCatchUp: Sendable {
     func missedTurns() async -> [Event] {
         guard profile.backend.capabilities.isSuperset(of: [.sessions, .history]) else { return [] }
         do {
-            guard let last = try log.lastTimestamp(profile: profile.name) else { return [] }
+            guard let last = try await log.lastTimestamp(profile: profile.name) else { return [] }
             let since = last - Self.margin
             let sessions = try await profile.backend.listSessions(SessionListRequest())
             var events: [Event] = []

@@ -64,4 +64,25 @@ struct ServeSettingsTests {
                                  environment: ConfigEnvironment(variables: [:], homeDirectory: "/h"))
         }
     }
+
+    /// `db` names a fleet's PostgreSQL as a URL (kept as written, not made a path); its password
+    /// is a secret: `db_password`, or the URL's own — a literal, refused in a file others can read.
+    @Test func aPostgresDatabaseAndItsPasswordAreSecrets() throws {
+        let byEnvironment = try #require(try parse("""
+            [serve]
+            db = "postgres://tether@db.example:5432/tether"
+            db_password = { env = "TETHER_DB_PASSWORD" }
+            """).serve)
+        #expect(byEnvironment.db == "postgres://tether@db.example:5432/tether")
+        #expect(byEnvironment.dbPassword?.reference == .environment("TETHER_DB_PASSWORD"))
+        #expect(try byEnvironment.dbPassword?.resolve(ConfigEnvironment(variables: ["TETHER_DB_PASSWORD": "pw"], homeDirectory: "/h")) == "pw")
+
+        let inURL = try parse("[serve]\ndb = \"postgresql://tether:p%40ss@db.example/tether\"\n")
+        #expect(inURL.serve?.dbPassword?.reference == .literal("p@ss"))
+        #expect(inURL.allSecrets.contains { $0.key == "serve.db" })
+        #expect(throws: ConfigError.self) {
+            try ConfigFile.parse("[serve]\ndb = \"postgres://tether:pw@db.example/tether\"\n", path: "/home/me/.config/tether/config.toml",
+                                 fileMode: 0o644, environment: ConfigEnvironment(variables: [:], homeDirectory: "/home/me"))
+        }
+    }
 }

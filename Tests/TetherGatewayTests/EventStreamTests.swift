@@ -14,6 +14,12 @@ import TetherCore
         EventJournal(log: try EventLogTests.open(EventLogTests.temporaryPath()), broadcast: EventBroadcast())
     }
 
+    /// A journal over a fresh log of `kind`, and where that log lives.
+    static func journal(_ kind: StoreKind) async throws -> (EventJournal, StorePlace) {
+        let place = try StorePlace.fresh(kind)
+        return (EventJournal(log: try await place.open(), broadcast: EventBroadcast()), place)
+    }
+
     static func delta(_ part: String, session: String = "s1") -> Event {
         EventLogTests.stamped(.part(.partDelta, session: session, turn: "t1", part: part, kind: .text, content: ["delta": "x"]))
     }
@@ -69,33 +75,33 @@ import TetherCore
         }
     }
 
-    @Test func replayThenLiveHasNoSeam() async throws {
-        let journal = try Self.journal()
-        for index in 0..<3 { try journal.record(Self.delta("p\(index)")) }
+    @Test(arguments: StoreKind.allCases) func replayThenLiveHasNoSeam(_ kind: StoreKind) async throws {
+        let (journal, _) = try await Self.journal(kind)
+        for index in 0..<3 { try await journal.record(Self.delta("p\(index)")) }
         let subscription = journal.broadcast.subscribe()
         // Appended after the subscription and before the replay is read: in both, sent once.
-        try journal.record(Self.delta("p3"))
+        try await journal.record(Self.delta("p3"))
         let collector = Collector()
         let streamer = EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(1))
         let task = Task { try await streamer.stream(subscription, live: collector) { collector.add($0) } }
         try await waitUntil { collector.ids.count >= 3 }
-        for index in 4..<8 { try journal.record(Self.delta("p\(index)")) }
+        for index in 4..<8 { try await journal.record(Self.delta("p\(index)")) }
         try await waitUntil { collector.ids.count >= 7 }
         journal.broadcast.closeAll()
         try await task.value
         #expect(collector.ids == [2, 3, 4, 5, 6, 7, 8])
     }
 
-    @Test func withoutACursorTheStreamStartsWithTheCurrentEndAndThenOnlyLiveEvents() async throws {
-        let journal = try Self.journal()
-        for index in 0..<3 { try journal.record(Self.delta("p\(index)")) }
+    @Test(arguments: StoreKind.allCases) func withoutACursorTheStreamStartsWithTheCurrentEndAndThenOnlyLiveEvents(_ kind: StoreKind) async throws {
+        let (journal, _) = try await Self.journal(kind)
+        for index in 0..<3 { try await journal.record(Self.delta("p\(index)")) }
         let collector = Collector()
         let streamer = EventStreamer(journal: journal, filter: EventQuery(session: "s2"), cursor: .now)
         let subscription = streamer.subscribe()
         let task = Task { try await streamer.stream(subscription, live: collector) { collector.add($0) } }
         try await waitUntil { !collector.frames.withLock { $0 }.isEmpty }
-        try journal.record(Self.delta("other", session: "s1"))
-        try journal.record(Self.delta("mine", session: "s2"))
+        try await journal.record(Self.delta("other", session: "s1"))
+        try await journal.record(Self.delta("mine", session: "s2"))
         try await waitUntil { collector.ids.count >= 1 }
         journal.broadcast.closeAll()
         try await task.value
@@ -103,12 +109,12 @@ import TetherCore
         #expect(collector.ids == [5])
     }
 
-    @Test func aCursorBeforeRetentionGetsCursorExpiredThenTheRest() async throws {
-        let journal = try Self.journal()
-        for index in 0..<5 { try journal.record(Self.delta("p\(index)")) }
+    @Test(arguments: StoreKind.allCases) func aCursorBeforeRetentionGetsCursorExpiredThenTheRest(_ kind: StoreKind) async throws {
+        let (journal, place) = try await Self.journal(kind)
+        for index in 0..<5 { try await journal.record(Self.delta("p\(index)")) }
         // Trim seq 1...3.
-        try await journal.log.pool.write { db in try db.execute(sql: "UPDATE event SET ts = 0 WHERE seq <= 3") }
-        try journal.log.trim(olderThan: 1)
+        try await place.backdate(through: 3, in: journal.log)
+        try await journal.log.trim(olderThan: 1)
         let collector = Collector()
         let subscription = journal.broadcast.subscribe()
         let task = Task {
@@ -125,9 +131,9 @@ import TetherCore
 
     /// Retention that runs while a replay is between two pages is said like a trim before it:
     /// the events it took are never skipped silently.
-    @Test func aTrimBetweenTwoPagesOfAReplayIsSaid() async throws {
-        let journal = try Self.journal()
-        for index in 0..<1200 { try journal.record(Self.delta("p\(index)")) }
+    @Test(arguments: StoreKind.allCases) func aTrimBetweenTwoPagesOfAReplayIsSaid(_ kind: StoreKind) async throws {
+        let (journal, place) = try await Self.journal(kind)
+        for index in 0..<1200 { try await journal.record(Self.delta("p\(index)")) }
         let collector = Collector()
         let subscription = journal.broadcast.subscribe()
         let trimmed = Mutex(false)
@@ -137,8 +143,8 @@ import TetherCore
                 guard !trimmed.withLock({ $0 }) else { return }
                 trimmed.withLock { $0 = true }
                 // The first page (1…500) is written: retention now takes 1…700.
-                try await journal.log.pool.write { db in try db.execute(sql: "UPDATE event SET ts = 0 WHERE seq <= 700") }
-                try journal.log.trim(olderThan: 1)
+                try await place.backdate(through: 700, in: journal.log)
+                try await journal.log.trim(olderThan: 1)
             }
         }
         try await waitUntil { collector.ids.count >= 1001 }
@@ -151,16 +157,16 @@ import TetherCore
     /// A cursor past the end of the log (the log was reset, and hands those seqs out again):
     /// the client is told, and gets the log from its start and then what comes live — not
     /// silence until the log catches up with its old cursor.
-    @Test func aCursorPastTheEndOfTheLogIsToldAndStartsOver() async throws {
-        let journal = try Self.journal()
-        for index in 0..<3 { try journal.record(Self.delta("p\(index)")) }
+    @Test(arguments: StoreKind.allCases) func aCursorPastTheEndOfTheLogIsToldAndStartsOver(_ kind: StoreKind) async throws {
+        let (journal, _) = try await Self.journal(kind)
+        for index in 0..<3 { try await journal.record(Self.delta("p\(index)")) }
         let collector = Collector()
         let subscription = journal.broadcast.subscribe()
         let task = Task {
             try await EventStreamer(journal: journal, filter: EventQuery(), cursor: .after(5000)).stream(subscription, live: collector) { collector.add($0) }
         }
         try await waitUntil { collector.ids.count >= 4 }
-        try journal.record(Self.delta("live"))
+        try await journal.record(Self.delta("live"))
         try await waitUntil { collector.ids.count >= 5 }
         journal.broadcast.closeAll()
         try await task.value
@@ -182,7 +188,7 @@ import TetherCore
 
     @Test func aWriteThatNeverCompletesCutsTheClientOff() async throws {
         let journal = try Self.journal()
-        for index in 0..<3 { try journal.record(Self.delta("p\(index)")) }
+        for index in 0..<3 { try await journal.record(Self.delta("p\(index)")) }
         let subscription = journal.broadcast.subscribe()
         let cut = Mutex(false)
         subscription.onOverflow { cut.withLock { $0 = true } }
@@ -207,7 +213,7 @@ import TetherCore
         subscription.onOverflow { cut.withLock { $0 = true } }
         let task = Task { try await streamer.stream(subscription, live: collector) { collector.add($0) } }
         try await waitUntil { !collector.frames.withLock { $0 }.isEmpty }
-        try journal.record(Self.delta("p0"))
+        try await journal.record(Self.delta("p0"))
         try await waitUntil { cut.withLock { $0 } }
         try await task.value
         #expect(collector.ids.isEmpty && subscription.overflowed)

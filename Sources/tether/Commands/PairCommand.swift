@@ -24,7 +24,7 @@ struct PairCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The gateway's listen address, for the link (default: [serve] listen, else 127.0.0.1:7420).", valueName: "host:port"),
             transform: ListenArgument.parse)
     var listen: HostPort?
-    @Option(help: ArgumentHelp("The gateway's event log (default: [serve] db, else $XDG_STATE_HOME/tether/gateway.sqlite).", valueName: "path"))
+    @Option(help: ArgumentHelp("The gateway's event log: a SQLite path or postgres:// URL (default: [serve] db, else $XDG_STATE_HOME/tether/gateway.sqlite).", valueName: "path"))
     var db: String?
 
     func run() async throws {
@@ -33,14 +33,21 @@ struct PairCommand: AsyncParsableCommand {
             let config = try context.loadConfig()
             let settings = config.serve ?? ServeSettings()
             let listen = (listen ?? settings.listen).map(ListenAddress.init) ?? .standard
-            let database = db.map { context.environment.expandingTilde(in: $0) } ?? settings.db
+            let database = db.map { ServeSettings.isPostgres($0) ? $0 : context.environment.expandingTilde(in: $0) } ?? settings.db
                 ?? ConfigPaths.stateDirectory(environment: context.environment) + "/gateway.sqlite"
             let publicURL = settings.publicURL?.absoluteString
             if publicURL == nil, listen.port == 0 {
                 throw TetherError(.usage, "the link needs the gateway's port, and --listen says 0 (any free port)",
                                   hint: "pass the address tether serve printed, e.g. tether pair --listen 127.0.0.1:7420")
             }
-            let url = try PairingLink.mint(database: database, base: PairingLink.base(listen: listen, publicURL: publicURL), logger: context.logger)
+            let password = db == nil || db.map(ServeSettings.isPostgres) == true ? try settings.dbPassword?.resolve(context.environment) : nil
+            let url: String
+            do {
+                url = try await PairingLink.mint(database: database, password: password,
+                                                 base: PairingLink.base(listen: listen, publicURL: publicURL), logger: context.logger)
+            } catch let error as GatewayStartError {
+                throw TetherError(.configuration, error.description, hint: error.hint)
+            }
             PairingLink.show(url, listen: listen, publicURL: publicURL, withURL: false)
             LineOutput.standardOutput.write(url + "\n")
         }

@@ -8,9 +8,9 @@ import TetherGateway
 /// honours it. The URL is data (`tether pair` prints it on stdout); the QR code of it and the
 /// words around it are for the person at the terminal (stderr).
 enum PairingLink {
-    static func mint(database: String, base: String, logger: Logger) throws -> String {
-        let log = try EventLog(path: database, logger: logger)
-        let code = try log.mintPairingCode()
+    static func mint(database: String, password: String?, base: String, logger: Logger) async throws -> String {
+        let log = try await EventStoreOpening.open(database, password: password, logger: logger)
+        let code = try await log.mintPairingCode()
         return (base.hasSuffix("/") ? base : base + "/") + "#pair=" + code.code
     }
 

@@ -32,7 +32,7 @@ struct ServeCommand: AsyncParsableCommand {
             --pair (or `tether pair` beside a running gateway) prints a one-time link and its QR \
             code on stderr: opened within 5 minutes, it logs one browser in, once.
 
-            Config ([serve] table; flags override): listen, db, retain_days, tokens (secrets: \
+            Config ([serve] table; flags override): listen, db (a path, or postgres://USER@HOST:PORT/DB for a fleet), db_password, retain_days, tokens (secrets: \
             { env = "NAME" } or { file = "PATH" }), notify = { url = "https://ntfy.example/topic" } (one text/plain \
             POST per approval) or { command = ["notify-send"] } (run with the title and the body appended), public_url, \
             idle_timeout (seconds, 60), max_connections (1024), login_idle_days (7), \
@@ -53,7 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where to listen (default: [serve] listen, else 127.0.0.1:7420; port 0 picks a free one).", valueName: "host:port"),
             transform: ListenArgument.parse)
     var listen: HostPort?
-    @Option(help: ArgumentHelp("The event log (default: [serve] db, else $XDG_STATE_HOME/tether/gateway.sqlite).", valueName: "path"))
+    @Option(help: ArgumentHelp("The event log: a SQLite path, or a fleet's postgres://USER@HOST:PORT/DB (default: [serve] db, else $XDG_STATE_HOME/tether/gateway.sqlite).", valueName: "path-or-url"))
     var db: String?
     @Option(help: ArgumentHelp("Keep events this many days (default: [serve] retain_days, else 7; fractions work).", valueName: "days"))
     var retain: Double?
@@ -78,7 +78,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
             let names = try Self.servedProfileNames(config, selected: ServedProfileArguments.selected(in: CommandLine.arguments))
             var served: [ServedProfile] = []
-            var fanIn = try GatewayFanIn(context: context, config: config, database: gatewayConfiguration.databasePath)
+            var fanIn = try await GatewayFanIn(context: context, config: config, database: gatewayConfiguration.databasePath,
+                                               password: gatewayConfiguration.databasePassword)
             for name in names {
                 let profile = try config.profile(named: name)
                 let backend = try await context.makeBackend(for: profile, in: config, longLived: true)
@@ -92,21 +93,25 @@ struct ServeCommand: AsyncParsableCommand {
             StatusLine.shared.clear()
             let gateway = Gateway(configuration: gatewayConfiguration, profiles: served, logger: context.logger)
             let database = gatewayConfiguration.databasePath
+            let databasePassword = gatewayConfiguration.databasePassword
             let pairing = pair ? (listen: gatewayConfiguration.listen, publicURL: gatewayConfiguration.publicURL, logger: context.logger) : nil
             do {
                 try await gateway.run { url in
-                    let line: JSONValue = ["listen": .string(url), "db": .string(database), "profiles": JSONValue(names)]
+                    let line: JSONValue = ["listen": .string(url), "db": .string(EventStoreOpening.shown(database)), "profiles": JSONValue(names)]
                     LineOutput.standardOutput.write(line.serialized + "\n")
                     // stdout keeps its one JSON line: the link is for the person at the terminal.
                     if let pairing {
-                        do {
-                            // The port actually bound (--listen may say 0); 0.0.0.0 is no address to open.
-                            let bound = ListenAddress(host: pairing.listen.host, port: URL(string: url)?.port ?? pairing.listen.port)
-                            let link = try PairingLink.mint(database: database, base: PairingLink.base(listen: bound, publicURL: pairing.publicURL),
-                                                            logger: pairing.logger)
-                            PairingLink.show(link, listen: bound, publicURL: pairing.publicURL, withURL: true)
-                        } catch {
-                            pairing.logger.error("cannot make a pairing link", metadata: ["error": "\(error)"])
+                        Task {
+                            do {
+                                // The port actually bound (--listen may say 0); 0.0.0.0 is no address to open.
+                                let bound = ListenAddress(host: pairing.listen.host, port: URL(string: url)?.port ?? pairing.listen.port)
+                                let link = try await PairingLink.mint(database: database, password: databasePassword,
+                                                                      base: PairingLink.base(listen: bound, publicURL: pairing.publicURL),
+                                                                      logger: pairing.logger)
+                                PairingLink.show(link, listen: bound, publicURL: pairing.publicURL, withURL: true)
+                            } catch {
+                                pairing.logger.error("cannot make a pairing link", metadata: ["error": "\(error)"])
+                            }
                         }
                     }
                 }
@@ -136,12 +141,16 @@ struct ServeCommand: AsyncParsableCommand {
     /// The `[serve]` table with the flags over it, tokens resolved.
     static func configuration(_ settings: ServeSettings, flags: ServeCommand, environment: ConfigEnvironment) throws -> GatewayConfiguration {
         let listen = (flags.listen ?? settings.listen).map(ListenAddress.init) ?? .standard
-        let database = flags.db.map { environment.expandingTilde(in: $0) } ?? settings.db
+        let database = flags.db.map { ServeSettings.isPostgres($0) ? $0 : environment.expandingTilde(in: $0) } ?? settings.db
             ?? ConfigPaths.stateDirectory(environment: environment) + "/gateway.sqlite"
         let tokens = try settings.tokens.map { try $0.resolve(environment) }
         var configuration = GatewayConfiguration(listen: listen, databasePath: database, retainDays: flags.retain ?? settings.retainDays ?? 7,
                                     tokens: tokens, notifyURL: settings.notifyURL?.absoluteString, publicURL: settings.publicURL?.absoluteString)
         configuration.notifyCommand = settings.notifyCommand
+        // `--db postgres://…` keeps its URL's password; `db_password` is the config's.
+        if flags.db == nil || flags.db.map(ServeSettings.isPostgres) == true {
+            configuration.databasePassword = try settings.dbPassword?.resolve(environment)
+        }
         if let idleTimeout = settings.idleTimeout { configuration.idleTimeout = idleTimeout }
         if let maxConnections = settings.maxConnections { configuration.maxConnections = maxConnections }
         if let days = settings.loginIdleDays { configuration.logins.idle = .days(days) }

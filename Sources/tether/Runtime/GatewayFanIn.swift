@@ -15,10 +15,12 @@ struct GatewayFanIn {
     /// The ids of the gateways fanned in so far, and of those they fan in.
     private(set) var upstream: Set<String> = []
 
-    init(context: CommandContext, config: ConfigFile, database: String) throws {
+    init(context: CommandContext, config: ConfigFile, database: String, password: String?) async throws {
         self.context = context
         do {
-            id = try EventLog(path: database, logger: context.logger).gatewayID()
+            id = try await EventStoreOpening.open(database, password: password, logger: context.logger).gatewayID()
+        } catch let error as GatewayStartError {
+            throw TetherError(.configuration, error.description, hint: error.hint)
         } catch {
             throw TetherError(.configuration, "\(error)")
         }
