@@ -46,6 +46,8 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The QR code of `tether pair`'s link, drawn on the terminal.
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // SQLite's C API (the library GRDB links): the gateway log's batch insert binds through it.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         // The bounded batch hand-off every stream uses (network threads, adapters, the CLI).
         .target(name: "TetherStreaming", swiftSettings: strict),
@@ -101,7 +103,7 @@ let package = Package(
         // The page's files and the OpenAPI document are real files under Page/, compiled into the
         // binary as byte arrays (`PackageResources.<file_name>`): one binary, nothing else on disk.
         .target(name: "TetherGateway", dependencies: [
-            "TetherCore",
+            "TetherCore", "CSQLite",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"),

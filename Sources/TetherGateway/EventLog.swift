@@ -94,26 +94,68 @@ public final class EventLog: Sendable {
     /// an equal event logged before, or earlier in the same batch.
     public func append(_ events: [Event]) throws -> [LoggedEvent?] {
         var codec = EventCodec()
-        let rows = events.map { event -> (event: Event, line: String, key: String?) in
+        let rows = events.map { event -> PendingRow in
             var bytes = codec.encode(event)
             bytes.removeLast()  // the newline
-            return (event, String(decoding: bytes, as: UTF8.self), EventDedupKey.key(for: event))
+            return PendingRow(event: event, line: String(decoding: bytes, as: UTF8.self), key: EventDedupKey.key(for: event))
         }
         return try pool.write { db -> [LoggedEvent?] in
-            // Looked up first rather than INSERT OR IGNORE, which would spend a seq on a duplicate.
-            let seen = try db.cachedStatement(sql: """
-                SELECT EXISTS(SELECT 1 FROM event WHERE dedup_key = ?1) OR EXISTS(SELECT 1 FROM retired_dedup WHERE key = ?1)
-                """)
-            let insert = try db.cachedStatement(sql: """
-                INSERT INTO event (ts, type, profile, session, dedup_key, line) VALUES (?, ?, ?, ?, ?, ?)
-                """)
-            return try rows.map { row -> LoggedEvent? in
-                if let key = row.key, try Bool.fetchOne(seen, arguments: [key]) == true { return nil }
-                let event = row.event
-                try insert.execute(arguments: [event.ts, event.type.rawValue, event.profile, event.session, row.key, row.line])
-                return LoggedEvent(seq: db.lastInsertedRowID, type: event.type.rawValue, profile: event.profile,
-                                   session: event.session, line: row.line)
+            var logged = [LoggedEvent?](repeating: nil, count: rows.count)
+            let kept = try Self.withoutDuplicates(rows, db)
+            // The kept rows go in as multi-row INSERTs: the single writer holds the transaction,
+            // so a statement's rows take consecutive seqs in the order of its VALUES.
+            var next = kept.startIndex
+            while next < kept.endIndex {
+                let chunk = kept[next..<(next + InsertChunk.rows(remaining: kept.endIndex - next))]
+                var insert = RawInsert(try db.cachedStatement(sql: InsertChunk.sql[chunk.count]!))
+                for index in chunk { rows[index].bind(to: &insert) }
+                try insert.run(db)
+                let first = db.lastInsertedRowID - Int64(chunk.count) + 1
+                for (offset, index) in chunk.enumerated() {
+                    logged[index] = rows[index].logged(seq: first + Int64(offset))
+                }
+                next = chunk.endIndex
             }
+            return logged
+        }
+    }
+
+    /// The indexes of the rows the duplicate rule keeps: no key, or a key neither logged (nor
+    /// retired) before nor taken by an earlier row of the same batch.
+    private static func withoutDuplicates(_ rows: [PendingRow], _ db: Database) throws -> [Int] {
+        // Looked up rather than INSERT OR IGNORE, which would spend a seq on a duplicate.
+        let seen = try db.cachedStatement(sql: """
+            SELECT EXISTS(SELECT 1 FROM event WHERE dedup_key = ?1) OR EXISTS(SELECT 1 FROM retired_dedup WHERE key = ?1)
+            """)
+        var keysInBatch = Set<String>()
+        var kept: [Int] = []
+        kept.reserveCapacity(rows.count)
+        for (index, row) in rows.enumerated() {
+            if let key = row.key {
+                guard keysInBatch.insert(key).inserted, try Bool.fetchOne(seen, arguments: [key]) != true else { continue }
+            }
+            kept.append(index)
+        }
+        return kept
+    }
+
+    /// One event ready for the log: its line and its dedup key.
+    private struct PendingRow {
+        let event: Event
+        let line: String
+        let key: String?
+
+        func bind(to insert: inout RawInsert) {
+            insert.bind(event.ts)
+            insert.bind(event.type.rawValue)
+            insert.bind(event.profile)
+            insert.bind(event.session)
+            insert.bind(key)
+            insert.bind(line)
+        }
+
+        func logged(seq: Int64) -> LoggedEvent {
+            LoggedEvent(seq: seq, type: event.type.rawValue, profile: event.profile, session: event.session, line: line)
         }
     }
 

@@ -69,6 +69,36 @@ import TetherCore
         #expect(try await log.append([]).isEmpty)
     }
 
+    /// A batch longer than one INSERT takes (128 rows, then 64, 32, … for the rest): every kept
+    /// row gets the next seq in batch order and is stored as it was given, whatever its place.
+    @Test(arguments: StoreKind.allCases) func aLongBatchKeepsItsOrderAcrossInsertChunks(_ kind: StoreKind) async throws {
+        let log = try await StorePlace.fresh(kind).open()
+        #expect(try await log.append(Self.part(.partCompleted, part: "before")) != nil)
+        var batch: [Event] = []
+        for index in 0..<301 {
+            switch index % 7 {
+            case 3: batch.append(Self.part(.partCompleted, part: "before"))  // logged before: dropped
+            case 5: batch.append(Self.part(.partCompleted, part: "p\(index % 3)"))  // a repeat after its first: dropped
+            default:
+                var event = Self.part(.partDelta, part: "d\(index)", text: "text \(index) \u{0}é\n")
+                if index % 11 == 0 { event.session = nil }
+                batch.append(event)
+            }
+        }
+        let logged = try await log.append(batch)
+        let firstOfEachPart = Set((0..<301).filter { $0 % 7 == 5 }.prefix(3))
+        let kept = (0..<301).filter { $0 % 7 != 3 && ($0 % 7 != 5 || firstOfEachPart.contains($0)) }
+        #expect(logged.indices.filter { logged[$0] != nil } == kept)
+        #expect(logged.compactMap { $0?.seq } == Array(2...Int64(kept.count + 1)))
+        let stored = try await log.events(after: 1, limit: 1000)
+        #expect(stored == logged.compactMap { $0 })
+        for (index, event) in zip(kept, stored) {
+            let decoded = try EventCodec.decode(event.line)
+            #expect(decoded.part == batch[index].part && decoded.session == batch[index].session && event.session == batch[index].session)
+            #expect(decoded.data == batch[index].data)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases) func theStoredFormIsTheSchemaV1Line(_ kind: StoreKind) async throws {
         let log = try await StorePlace.fresh(kind).open()
         let event = Self.part(.partCompleted, part: "p1", text: "line one\nline two")
