@@ -6,6 +6,10 @@ import PostgresNIO
 /// lock held by the connection of the replica that subscribes to it. The server releases it
 /// when that connection ends, as it does when its process is killed, and another replica's next
 /// try (every `leaseRetry`) takes it.
+///
+/// A holder finds out that its lease's connection is gone only at its next check, so an append
+/// made under a lease is fenced: in its transaction it checks that the lease's connection still
+/// holds the lock, and is refused (`LeaseLost`, which also ends the subscription) otherwise.
 extension PostgresEventStore: SharedEventStore {
     /// How often a replica without a profile's lease tries to take it.
     static let leaseRetry: Duration = .seconds(3)
@@ -38,7 +42,12 @@ extension PostgresEventStore: SharedEventStore {
                 let held = try await client.withConnection { connection -> Bool in
                     guard try await Self.tryLock(profile, on: connection, logger: logger) else { return false }
                     logger.info("this replica subscribes to the profile", metadata: ["profile": "\(profile)"])
-                    await Self.run(body, whileAlive: connection, logger: logger)
+                    let (lost, losing) = AsyncStream.makeStream(of: Void.self)
+                    let lease = HeldLease(profile: profile, holder: try await Self.backendPID(connection, logger: logger),
+                                          lost: { losing.finish() })
+                    await Self.$heldLease.withValue(lease) {
+                        await Self.run(body, whileAlive: connection, until: lost, logger: logger)
+                    }
                     let key = Self.leaseName(profile)
                     _ = try? await connection.query(
                         "SELECT pg_advisory_unlock(('x' || substr(md5(\(key)), 1, 16))::bit(64)::bigint)", logger: logger)
@@ -69,10 +78,19 @@ extension PostgresEventStore: SharedEventStore {
         return false
     }
 
-    /// Runs `body` until it returns or the connection stops answering (then it is cancelled).
-    static func run(_ body: @escaping @Sendable () async -> Void, whileAlive connection: PostgresConnection, logger: Logger) async {
+    static func backendPID(_ connection: PostgresConnection, logger: Logger) async throws -> Int32 {
+        let rows = try await connection.query("SELECT pg_backend_pid()", logger: logger)
+        for try await pid in rows.decode(Int32.self) { return pid }
+        throw PostgresError.protocol("pg_backend_pid() returned no row")
+    }
+
+    /// Runs `body` until it returns, the connection stops answering or `lost` ends (an append
+    /// found the lease gone); then it is cancelled.
+    static func run(_ body: @escaping @Sendable () async -> Void, whileAlive connection: PostgresConnection,
+                    until lost: AsyncStream<Void>, logger: Logger) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await body() }
+            group.addTask { for await _ in lost {} }
             group.addTask {
                 while (try? await Task.sleep(for: leaseCheck)) != nil {
                     do {
@@ -87,5 +105,41 @@ extension PostgresEventStore: SharedEventStore {
             await group.next()
             group.cancelAll()
         }
+    }
+
+    /// The lease the current task's subscription runs under (nil outside one).
+    @TaskLocal static var heldLease: HeldLease?
+
+    /// Fails the append's transaction unless the lease's connection still holds the lock.
+    static func checkLease(_ lease: HeldLease, on connection: PostgresConnection, logger: Logger) async throws {
+        let key = leaseName(lease.profile)
+        // A bigint advisory lock shows in pg_locks as its high and low 32 bits.
+        let rows = try await connection.query("""
+            SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                AND pid = \(lease.holder)
+                AND ((classid::bigint << 32) | objid::bigint) = ('x' || substr(md5(\(key)), 1, 16))::bit(64)::bigint)
+            """, logger: logger)
+        var held = false
+        for try await value in rows.decode(Bool.self) { held = value }
+        guard held else {
+            lease.lost()
+            throw LeaseLost(profile: lease.profile)
+        }
+    }
+}
+
+/// A profile's lease as its subscription holds it: the lock's connection (its server process id)
+/// and how to end the subscription when an append finds the lock gone.
+struct HeldLease: Sendable {
+    let profile: String
+    let holder: Int32
+    let lost: @Sendable () -> Void
+}
+
+/// An append refused because this replica no longer holds the profile's lease.
+struct LeaseLost: Error, CustomStringConvertible {
+    let profile: String
+    var description: String {
+        "this replica lost the lease of profile \(profile) (its database connection ended); the replica that holds it now logs its events, and this one stops its subscription"
     }
 }

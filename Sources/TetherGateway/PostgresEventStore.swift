@@ -81,12 +81,23 @@ extension PostgresEventStore: EventStore {
             return (event, String(decoding: bytes, as: UTF8.self), EventDedupKey.key(for: event))
         }
         let keys = Array(Set(rows.compactMap(\.key)))
+        let lease = Self.heldLease
+        do {
+            return try await appendRows(rows, keys: keys, lease: lease)
+        } catch let failure as PostgresTransactionError where failure.closureError is LeaseLost {
+            throw failure.closureError ?? failure  // said plainly: the subscription logs it
+        }
+    }
+
+    private func appendRows(_ rows: [(event: Event, line: String, key: String?)], keys: [String],
+                            lease: HeldLease?) async throws -> [LoggedEvent?] {
         let logger = logger
         return try await client.withTransaction(logger: logger) { connection -> [LoggedEvent?] in
             // The counter row's lock orders every append of every replica, until this commit.
             let counter = try await connection.query("SELECT last_seq FROM log_counter WHERE id = 1 FOR UPDATE", logger: logger)
             var last: Int64 = 0
             for try await value in counter.decode(Int64.self) { last = value }
+            if let lease { try await Self.checkLease(lease, on: connection, logger: logger) }
             var seen = Set<String>()
             if !keys.isEmpty {
                 let found = try await connection.query("""

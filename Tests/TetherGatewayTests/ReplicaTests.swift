@@ -97,6 +97,48 @@ import TetherCore
         #expect(ContinuousClock.now - gone < .seconds(8))
     }
 
+    /// A holder whose lease connection the server ended learns of it only at its next check; an
+    /// append it makes before then is refused, so the profile is not logged by two replicas, and
+    /// says the lease is lost, which ends the subscription.
+    @Test func anAppendUnderALostLeaseIsRefused() async throws {
+        let place = try StorePlace.fresh(.postgres)
+        let store = try #require(try await place.open() as? PostgresEventStore)
+        let other = try #require(try await place.open() as? PostgresEventStore)
+        let logger = Logger(label: "test")
+        let lostCalls = Mutex(0)
+        try await store.client.withConnection { connection in
+            #expect(try await PostgresEventStore.tryLock("home", on: connection, logger: logger))
+            let lease = HeldLease(profile: "home", holder: try await PostgresEventStore.backendPID(connection, logger: logger),
+                                  lost: { lostCalls.withLock { $0 += 1 } })
+            try await PostgresEventStore.$heldLease.withValue(lease) {
+                #expect(try await store.append([EventStreamTests.delta("held")]).first??.seq == 1)
+                _ = try await other.first(Bool.self, "SELECT pg_terminate_backend(\(lease.holder))")
+                await #expect(throws: LeaseLost.self) { try await store.append([EventStreamTests.delta("lost")]) }
+            }
+        }
+        #expect(lostCalls.withLock { $0 } == 1)
+        // Outside a lease (an approval answered through the API) appends go on.
+        #expect(try await store.append([EventStreamTests.delta("unleased")]).first??.seq == 2)
+        #expect(try await other.events(after: 0, matching: EventQuery(), limit: 10).count == 2)
+    }
+
+    /// A lease's subscription ends as soon as an append finds the lease lost, not at the next check.
+    @Test func aLostLeaseEndsTheSubscriptionAtOnce() async throws {
+        let place = try StorePlace.fresh(.postgres)
+        let store = try #require(try await place.open() as? PostgresEventStore)
+        let logger = Logger(label: "test")
+        let (lost, losing) = AsyncStream.makeStream(of: Void.self)
+        try await store.client.withConnection { connection in
+            let started = ContinuousClock.now
+            async let ran: Void = PostgresEventStore.run({ while (try? await Task.sleep(for: .seconds(60))) != nil {} },
+                                                        whileAlive: connection, until: lost, logger: logger)
+            try await Task.sleep(for: .milliseconds(200))
+            losing.finish()
+            await ran
+            #expect(ContinuousClock.now - started < .seconds(2))
+        }
+    }
+
     final class Holders: Sendable {
         let names = Mutex<[String]>([])
     }
