@@ -8,7 +8,7 @@ import TetherCore
 extension PostgresEventStore {
     @discardableResult
     public func recordDecision(profile: String, approval: String, decision: String, line: String) async throws -> EventLog.RecordedDecision {
-        try await client.query("""
+        try await query("""
             INSERT INTO approval_decision (profile, id, decision, line) VALUES (\(profile), \(approval), \(decision), \(line))
             ON CONFLICT DO NOTHING
             """, logger: logger)
@@ -33,13 +33,13 @@ extension PostgresEventStore {
     }
 
     public func settleDecision(profile: String, approval: String, claim: String, line: String) async throws {
-        try await client.query("""
+        try await query("""
             UPDATE approval_decision SET line = \(line) WHERE profile = \(profile) AND id = \(approval) AND line = \(claim)
             """, logger: logger)
     }
 
     public func withdrawDecision(profile: String, approval: String, line: String) async throws {
-        try await client.query("DELETE FROM approval_decision WHERE profile = \(profile) AND id = \(approval) AND line = \(line)",
+        try await query("DELETE FROM approval_decision WHERE profile = \(profile) AND id = \(approval) AND line = \(line)",
                                logger: logger)
     }
 
@@ -52,7 +52,7 @@ extension PostgresEventStore {
     }
 
     private func recordedDecision(profile: String, approval: String) async throws -> EventLog.RecordedDecision? {
-        let rows = try await client.query("""
+        let rows = try await query("""
             SELECT decision, line FROM approval_decision WHERE profile = \(profile) AND id = \(approval)
             """, logger: logger)
         for try await (decision, line) in rows.decode((String, String).self) {
@@ -73,11 +73,11 @@ extension PostgresEventStore {
     }
 
     public func markPushDelivered(profile: String, approval: String) async throws {
-        try await client.query("UPDATE approval_push SET delivered = TRUE WHERE profile = \(profile) AND id = \(approval)", logger: logger)
+        try await query("UPDATE approval_push SET delivered = TRUE WHERE profile = \(profile) AND id = \(approval)", logger: logger)
     }
 
     public func undeliveredPushes() async throws -> [(profile: String, approval: String, line: String)] {
-        let rows = try await client.query("SELECT profile, id FROM approval_push WHERE NOT delivered", logger: logger)
+        let rows = try await query("SELECT profile, id FROM approval_push WHERE NOT delivered", logger: logger)
         var pending: [(String, String)] = []
         for try await row in rows.decode((String, String).self) { pending.append(row) }
         var found: [(profile: String, approval: String, line: String)] = []
@@ -92,7 +92,7 @@ extension PostgresEventStore {
 
     public func gatewayID() async throws -> String {
         let candidate = Int64.random(in: 1...Int64.max)
-        try await client.query("INSERT INTO gateway_meta (key, value) VALUES ('gateway_id', \(candidate)) ON CONFLICT DO NOTHING",
+        try await query("INSERT INTO gateway_meta (key, value) VALUES ('gateway_id', \(candidate)) ON CONFLICT DO NOTHING",
                                logger: logger)
         let value = try await first(Int64.self, "SELECT value FROM gateway_meta WHERE key = 'gateway_id'") ?? candidate
         return EventLog.gatewayIDText(value)
@@ -107,8 +107,8 @@ extension PostgresEventStore {
 
     public func mintPairingCode(now: Date, lifetime: TimeInterval) async throws -> PairingCode {
         let code = PairingCode(code: PairingCode.random(), expires: now.timeIntervalSince1970 + lifetime)
-        try await client.query("DELETE FROM pairing_code WHERE expires <= \(now.timeIntervalSince1970)", logger: logger)
-        try await client.query("INSERT INTO pairing_code (code, expires) VALUES (\(code.code), \(code.expires))", logger: logger)
+        try await query("DELETE FROM pairing_code WHERE expires <= \(now.timeIntervalSince1970)", logger: logger)
+        try await query("INSERT INTO pairing_code (code, expires) VALUES (\(code.code), \(code.expires))", logger: logger)
         return code
     }
 
@@ -119,12 +119,12 @@ extension PostgresEventStore {
         let redeemed = try await first(String.self, """
             DELETE FROM pairing_code WHERE code = \(code) AND expires > \(instant) RETURNING code
             """) != nil
-        try await client.query("DELETE FROM pairing_code WHERE code = \(code) OR expires <= \(instant)", logger: logger)
+        try await query("DELETE FROM pairing_code WHERE code = \(code) OR expires <= \(instant)", logger: logger)
         return redeemed
     }
 
     public func setModel(_ model: String, profile: String, session: String) async throws {
-        try await client.query("""
+        try await query("""
             INSERT INTO session_model (profile, session, model) VALUES (\(profile), \(session), \(model))
             ON CONFLICT (profile, session) DO UPDATE SET model = EXCLUDED.model
             """, logger: logger)

@@ -14,6 +14,8 @@ public final class PostgresEventStore: Sendable {
     let location: PostgresLocation
     let logger: Logger
     let retiredDedupLimit: Int
+    /// How long a request's call may wait for the database (`PostgresEventStore+Deadline`).
+    let operationDeadline: Duration
     private let running: Mutex<Task<Void, Never>?>
 
     /// The NOTIFY channel an append announces its last seq on.
@@ -27,8 +29,10 @@ public final class PostgresEventStore: Sendable {
 
     /// Connects, then creates or migrates the schema. `maximumConnections`: the pool's size, beside
     /// which each served profile's lease holds a connection of its own.
+    /// `operationDeadline`: how long a request's call may wait for the database before it fails.
     public static func open(_ location: PostgresLocation, logger: Logger, leases: Int = 0,
-                            retiredDedupLimit: Int = EventLog.standardRetiredDedupLimit) async throws -> PostgresEventStore {
+                            retiredDedupLimit: Int = EventLog.standardRetiredDedupLimit,
+                            operationDeadline: Duration = .seconds(10)) async throws -> PostgresEventStore {
         do {
             // One connection first: the pool retries a failing connect without end, and a wrong
             // password or a server that is not there must stop the start, saying which.
@@ -39,7 +43,7 @@ public final class PostgresEventStore: Sendable {
             throw OpenError(location: "\(location)", reason: PostgresFailure.reason(error))
         }
         let store = PostgresEventStore(location: location, logger: logger, maximumConnections: 8 + leases,
-                                       retiredDedupLimit: retiredDedupLimit)
+                                       retiredDedupLimit: retiredDedupLimit, operationDeadline: operationDeadline)
         do {
             try await store.migrate()
         } catch {
@@ -49,8 +53,10 @@ public final class PostgresEventStore: Sendable {
         return store
     }
 
-    private init(location: PostgresLocation, logger: Logger, maximumConnections: Int, retiredDedupLimit: Int) {
+    private init(location: PostgresLocation, logger: Logger, maximumConnections: Int, retiredDedupLimit: Int,
+                 operationDeadline: Duration) {
         precondition(retiredDedupLimit > 0, "keep at least one retired dedup key")
+        self.operationDeadline = operationDeadline
         self.location = location
         self.logger = logger
         self.retiredDedupLimit = retiredDedupLimit
@@ -92,7 +98,7 @@ extension PostgresEventStore: EventStore {
     private func appendRows(_ rows: [(event: Event, line: String, key: String?)], keys: [String],
                             lease: HeldLease?) async throws -> [LoggedEvent?] {
         let logger = logger
-        return try await client.withTransaction(logger: logger) { connection -> [LoggedEvent?] in
+        return try await withTransaction { connection -> [LoggedEvent?] in
             // The counter row's lock orders every append of every replica, until this commit.
             let counter = try await connection.query("SELECT last_seq FROM log_counter WHERE id = 1 FOR UPDATE", logger: logger)
             var last: Int64 = 0
@@ -150,14 +156,15 @@ extension PostgresEventStore: EventStore {
     }
 
     public func events(after seq: Int64, matching filter: EventQuery, limit: Int) async throws -> [LoggedEvent] {
-        try await client.withConnection { connection in
+        let logger = logger
+        return try await withConnection { connection in
             try await Self.events(connection, after: seq, matching: filter, limit: limit, logger: logger)
         }
     }
 
     public func page(after seq: Int64, matching filter: EventQuery, limit: Int) async throws -> EventLog.Page {
         let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await withTransaction { connection in
             // One snapshot for the events and the kept range, as SQLite's read transaction gives.
             try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             let (last, trimmed) = try await Self.counters(connection, logger: logger)
@@ -167,11 +174,13 @@ extension PostgresEventStore: EventStore {
     }
 
     public func lastSeq() async throws -> Int64 {
-        try await client.withConnection { connection in try await Self.counters(connection, logger: logger).last }
+        let logger = logger
+        return try await withConnection { connection in try await Self.counters(connection, logger: logger).last }
     }
 
     public func trimmedThrough() async throws -> Int64 {
-        try await client.withConnection { connection in try await Self.counters(connection, logger: logger).trimmed }
+        let logger = logger
+        return try await withConnection { connection in try await Self.counters(connection, logger: logger).trimmed }
     }
 
     public func lastTimestamp(profile: String) async throws -> Double? {
@@ -211,7 +220,7 @@ extension PostgresEventStore: EventStore {
     /// The first column of the first row, nil when there is none (or it is NULL).
     func first<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async throws -> Value?
     where Value._DecodableType == Value {
-        let rows = try await client.query(query, logger: logger)
+        let rows = try await self.query(query, logger: logger)
         for try await value in rows.decode(Value?.self) { return value }
         return nil
     }

@@ -16,6 +16,8 @@ public struct ProblemDetails: Error, HTTPResponseError, CustomStringConvertible 
         public static let unsupported = Kind(status: .unprocessableContent, code: "unsupported")
         public static let unavailable = Kind(status: .badGateway, code: "unavailable")
         public static let timeout = Kind(status: .gatewayTimeout, code: "timeout")
+        /// The gateway's own event log (a fleet's database) did not answer.
+        public static let logUnavailable = Kind(status: .serviceUnavailable, code: "unavailable")
         public static let failed = Kind(status: .unprocessableContent, code: "failed")
         public static let payloadTooLarge = Kind(status: .contentTooLarge, code: "bad_request")
         public static let internalError = Kind(status: .internalServerError, code: "internal")

@@ -2,7 +2,8 @@ import Hummingbird
 import Logging
 
 /// Turns every error a route throws into `application/problem+json`, including Hummingbird's own
-/// (an unknown route, a body too large) and anything unexpected (500, details only in the log).
+/// (an unknown route, a body too large), a fleet's database that does not answer (503), and
+/// anything unexpected (500, details only in the log).
 struct ProblemMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
     let logger: Logger
@@ -23,6 +24,9 @@ struct ProblemMiddleware: RouterMiddleware {
             }
             let title = error.status == .notFound ? "no such route" : (error.body ?? error.status.reasonPhrase)
             return ProblemDetails(kind, title, detail: "\(request.method) \(request.uri.path): see GET /v1/openapi.json for the routes").response()
+        } catch let error as DatabaseUnanswered {
+            logger.warning("a request failed: the event log's database did not answer", metadata: ["path": "\(request.uri.path)"])
+            return ProblemDetails(.logUnavailable, "the event log's database did not answer", detail: "\(error)").response()
         } catch is CancellationError {
             throw CancellationError()
         } catch {

@@ -119,6 +119,38 @@ import Glibc
         await simulator.stop()
     }
 
+    /// The database goes down while a replica runs: a request that needs it gets a 503 problem
+    /// saying what to check within the store's deadline (10 s), rather than hang until the server
+    /// is back; once it is back, the same request answers.
+    @Test func aDatabaseDownMidRunAnswers503InTimeAndRecovers() async throws {
+        let config = try TemporaryConfig("""
+            [profiles.oc]
+            backend = "opencode"
+            url = "http://127.0.0.1:9"
+            """)
+        let cluster = try PostgresTestCluster.start()
+        let proxy = try FaultProxy(upstreamPort: cluster.port, framing: .lines, isStream: { _ in false })
+        defer { proxy.stop() }
+        let database = try PostgresTestCluster.freshDatabase().replacingOccurrences(of: ":\(cluster.port)/", with: ":\(proxy.port)/")
+        let replica = try await Self.start(config: config, database: database)
+        defer { replica.process.terminate() }
+        let before = try await Curl.request("GET", replica.url + "/v1/events?format=json")
+        #expect(before.status == 200, "\(before.body)")
+
+        let down = Task { try await proxy.restart(downFor: .seconds(16)) }
+        try await Task.sleep(for: .milliseconds(300))
+        let asked = ContinuousClock.now
+        let during = try await Curl.request("GET", replica.url + "/v1/events?format=json", maxTime: 30)
+        #expect(ContinuousClock.now - asked < .seconds(14))
+        #expect(during.status == 503, "\(during.body)")
+        #expect(during.json?["code"]?.string == "unavailable" && during.body.contains("did not answer within 10 s"), "\(during.body)")
+        try await down.value
+
+        try await Self.waitUntil("the replica answers again", timeout: .seconds(30)) {
+            try await Curl.request("GET", replica.url + "/v1/events?format=json").status == 200
+        }
+    }
+
     /// What a person gets wrong about the database — a URL without a user, nothing listening, a
     /// database that does not exist — stops the start with what failed and what to check (exit
     /// 78, as other configuration errors), and the password never appears.

@@ -139,6 +139,42 @@ import TetherCore
         }
     }
 
+    /// While the database is down a request's call fails after the store's deadline, saying
+    /// what to check, rather than wait for the server; once it is back, calls work again.
+    @Test func aCallFailsInTimeWhileTheDatabaseIsDownAndWorksWhenItIsBack() async throws {
+        let place = try StorePlace.fresh(.postgres)
+        let direct = try #require(URLComponents(string: place.location))
+        let proxy = try FaultProxy(upstreamPort: try #require(direct.port), framing: .lines, isStream: { _ in false })
+        defer { proxy.stop() }
+        var proxied = direct
+        proxied.port = proxy.port
+        let store = try await PostgresEventStore.open(try PostgresLocation(try #require(proxied.string)),
+                                                      logger: Logger(label: "test"), operationDeadline: .seconds(1))
+        defer { store.close() }
+        #expect(try await store.append([EventStreamTests.delta("up")]).first??.seq == 1)
+
+        let down = Task { try await proxy.restart(downFor: .seconds(5)) }
+        try await Task.sleep(for: .milliseconds(200))
+        let asked = ContinuousClock.now
+        do {
+            _ = try await store.events(after: 0, matching: EventQuery(), limit: 10)
+            Issue.record("a read answered while the database was down")
+        } catch let error as DatabaseUnanswered {
+            #expect(error.description.contains("did not answer within 1 s"))
+            #expect(!error.description.contains("password"))
+        }
+        #expect(ContinuousClock.now - asked < .seconds(3))
+        try await down.value
+
+        let back = ContinuousClock.now
+        var read: [LoggedEvent] = []
+        while read.isEmpty, ContinuousClock.now - back < .seconds(20) {
+            read = (try? await store.events(after: 0, matching: EventQuery(), limit: 10)) ?? []
+            if read.isEmpty { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(read.map(\.seq) == [1])
+    }
+
     final class Holders: Sendable {
         let names = Mutex<[String]>([])
     }

@@ -1,0 +1,48 @@
+import Logging
+import PostgresNIO
+
+/// Every call a request makes on the database is bounded: while PostgreSQL is down or does not
+/// answer, the pool would hold a caller until a connection comes back; past `operationDeadline`
+/// the call fails instead (`DatabaseUnanswered`), and its request with it. The long-lived uses —
+/// a lease, the append notices, retention, the schema at start — wait as long as they must.
+extension PostgresEventStore {
+    /// The pool's `withConnection`, bounded.
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await bounded { try await self.client.withConnection(body) }
+    }
+
+    /// The pool's `withTransaction`, bounded.
+    func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await bounded { try await self.client.withTransaction(logger: self.logger) { connection in try await body(connection) } }
+    }
+
+    /// One statement on a pooled connection, bounded.
+    @discardableResult
+    func query(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+        try await bounded { try await self.client.query(query, logger: logger) }
+    }
+
+    private func bounded<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let deadline = operationDeadline
+        let location = "\(location)"
+        return try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await Task.sleep(for: deadline)
+                throw DatabaseUnanswered(location: location, deadline: deadline)
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
+        }
+    }
+}
+
+/// A database call that got no answer in time: the server is down, unreachable or overloaded.
+struct DatabaseUnanswered: Error, CustomStringConvertible {
+    let location: String
+    let deadline: Duration
+    var description: String {
+        "the event log's database (\(location)) did not answer within \(deadline.components.seconds) s; check that PostgreSQL is running and reachable from this gateway"
+    }
+}
