@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "TetherCodexProtocol", dependencies: ["TetherCore"], swiftSettings: strict),
         // `backend = "codex"`: Codex's own app-server, over ws://, its daemon's socket, or stdio.
         .target(name: "TetherCodexAppServer", dependencies: [
-            "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .target(name: "TetherCodexWorker", dependencies: [
             "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),

@@ -3,6 +3,7 @@ import TetherAdapterSupport
 import TetherCodexProtocol
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// The live side of the `codex` backend, reduced to I/O: a subscription to the shared
 /// connection (and the reconnect schedule), the reads a resync needs, and the execution of what
@@ -36,30 +37,13 @@ struct CodexAppServerEventStream: Sendable {
         }
         let loop = ReconnectLoop(policy: configuration.reconnect, service: "codex app-server", endpoint: configuration.endpoint,
                                  profile: configuration.profile)
-        try await loop.run(closed: "the app-server closed the connection") { step in
-            let now = Event.now()
-            switch step {
-            case .connecting(let attempt):
-                try await execute(machine.connecting(attempt: attempt, at: now), &machine, nil, outbox)
-            case .reconnecting(let reason, let delay, let attempt):
-                logger.info("codex app-server stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
-                try await execute(machine.disconnected(reason: reason, retryIn: delay, attempt: attempt, at: now), &machine, nil, outbox)
-            case .gaveUp(let reason):
-                try await execute(machine.gaveUp(reason: reason, at: now), &machine, nil, outbox)
-            }
-            try await outbox.flush()
-        } connection: { connected in
-            let subscription = try await backend.hub.subscribe()
-            defer { backend.hub.unsubscribe(subscription.id) }
-            connected()
-            do {
-                try await live(subscription.connection.client, subscription.inbox, &machine, outbox)
-            } catch {
-                try await outbox.flush()
-                throw error
-            }
-            return machine.isDone
-        }
+        try await loop.run(&machine, outbox: outbox, closed: "the app-server closed the connection", reconnecting: { reason, attempt in
+            logger.info("codex app-server stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
+        }, execute: { actions, machine in
+            try await execute(actions, &machine, nil, outbox)
+        }, open: { try await backend.hub.subscribe() }, close: { backend.hub.unsubscribe($0.id) }, live: { subscription, machine in
+            try await live(subscription.connection.client, subscription.inbox, &machine, outbox)
+        })
     }
 
     /// One connection's life: connected (and so resynced, and maybe the prompt sent), then
@@ -67,19 +51,18 @@ struct CodexAppServerEventStream: Sendable {
     private func live(_ client: CodexAppServerClient, _ inbox: CodexAppServerInbox, _ machine: inout CodexAppServerStreamMachine,
                       _ outbox: EventOutbox) async throws {
         try await execute(machine.connected(at: Event.now()), &machine, client, outbox)
-        while !machine.isDone {
-            try await outbox.flush()
+        try await outbox.flush()  // what the resync produced, before waiting
+        _ = try await pumpStream(batches: {
             switch try await inbox.next(timeout: nil) {
             case .ended, .timedOut:
-                return
+                return nil
             case .incoming(let messages, let lost):
                 if lost > 0 { try await execute(machine.lost(count: lost), &machine, client, outbox) }
-                for message in messages where !machine.isDone {
-                    try await execute(machine.receive(message, at: Event.now()), &machine, client, outbox)
-                }
+                return messages
             }
-        }
-        try await outbox.flush()
+        }, leaving: JSONValue.null, isDone: { machine.isDone }, feed: { message in
+            try await execute(machine.receive(message, at: Event.now()), &machine, client, outbox)
+        }, endOfBatch: outbox.flush)
     }
 
     private func execute(_ actions: [CodexAppServerStreamMachine.Action], _ machine: inout CodexAppServerStreamMachine,
@@ -138,3 +121,5 @@ struct CodexAppServerEventStream: Sendable {
     }
 }
 
+
+extension CodexAppServerStreamMachine: ConnectionStreamMachine {}

@@ -64,37 +64,14 @@ struct CodexMonitorEventStream: Sendable {
         var between: Link? = nil
         let loop = ReconnectLoop(policy: configuration.reconnect, service: "CodexMonitor", endpoint: configuration.endpoint,
                                  profile: configuration.profile)
-        // Each link event goes out before the wait it announces (a connect and auth of up to
-        // 70 s, a backoff of up to 30 s), not when the next one fails.
-        try await loop.run(closed: "the daemon closed the connection") { step in
-            let now = Event.now()
-            switch step {
-            case .connecting(let attempt):
-                try await execute(machine.connecting(attempt: attempt, at: now), &machine, &between, outbox)
-            case .reconnecting(let reason, let delay, let attempt):
-                logger.info("CodexMonitor stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
-                try await execute(machine.disconnected(reason: reason, retryIn: delay, attempt: attempt, at: now),
-                                  &machine, &between, outbox)
-            case .gaveUp(let reason):
-                try await execute(machine.gaveUp(reason: reason, at: now), &machine, &between, outbox)
-            }
-            try await outbox.flush()
-        } connection: { connected in
-            let client = try await backend.open()
-            defer { client.close() }
-            // Connected and authenticated: the daemon is up and answering, so the next drop
-            // is a fresh failure and the schedule starts over. Counting only connections that
-            // brought a notification, a quiet daemon restarted now and then climbed to the cap.
-            connected()
+        try await loop.run(&machine, outbox: outbox, closed: "the daemon closed the connection", reconnecting: { reason, attempt in
+            logger.info("CodexMonitor stream lost; reconnecting", metadata: ["reason": "\(reason)", "attempt": "\(attempt)"])
+        }, execute: { actions, machine in
+            try await execute(actions, &machine, &between, outbox)
+        }, open: { try await backend.open() }, close: { $0.close() }, live: { client, machine in
             var link: Link? = Link(client: client)
-            do {
-                try await live(&link, &machine, outbox)
-            } catch {
-                try await outbox.flush()
-                throw error
-            }
-            return machine.isDone
-        }
+            try await live(&link, &machine, outbox)
+        })
     }
 
     /// One connection's life: the machine resyncs (and maybe sends), then notifications until
@@ -287,3 +264,5 @@ struct CodexMonitorEventStream: Sendable {
         return collected
     }
 }
+
+extension CodexMonitorStreamMachine: ConnectionStreamMachine {}

@@ -2,7 +2,6 @@ import Logging
 import TetherCore
 import TetherNet
 import TetherAdapterSupport
-import TetherStreaming
 
 /// The live side of the OpenCode 2.x backend, reduced to I/O: the global `GET /api/event`
 /// subscription, the durable-log catch-ups and REST reads `OpenCode2StreamMachine` asks for, and
@@ -42,58 +41,27 @@ struct OpenCode2EventStream: Sendable {
             try await outbox.flush()
             return
         }
-        let rest = client.rest
         // A catch-up read or the prompt's POST can fail too (the server went away again): that
         // is a lost connection like any other. Reconnect on the same schedule; the next
         // `server.connected` resumes every active session from its log again.
-        var retries = ReconnectPolicy(configuration: backend.configuration.reconnect)
-        while !Task.isCancelled {
-            let source = EventSource(client: rest.http, configuration: .init(
-                makeRequest: { _ in
-                    HTTPRequest(.get, rest.url("/api/event", scoped: false),
-                                headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
-                                authorization: rest.authorization, connectTimeout: .seconds(10))
-                },
-                liveness: backend.configuration.streamLiveness,
-                policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
-            do {
-                // Reading and decoding run ahead in a task of their own (another core); the
-                // machine and its I/O stay here, in order.
-                try await withPipelineStage(capacity: decodedWireBytesAhead, produce: { [raw = request.raw, logger] channel in
-                    var elements = source.makeAsyncIterator()
-                    while let batch = try await elements.nextBatch() {
-                        try await channel.send(contentsOf: batch.map { Self.decode($0, raw: raw, logger: logger) },
-                                               weight: EventSource.wireBytes(of: batch))
-                    }
-                }, consume: { channel in
-                    while let batch = try await channel.next() {
-                        for element in batch {
-                            let actions: [OpenCode2StreamMachine.Action]
-                            switch element {
-                            case .wire(let wire):
-                                actions = machine.receive(wire)
-                                retries.madeProgress()
-                            case .unreadable:
-                                continue
-                            case .link(let link):
-                                actions = machine.receive(link)
-                            }
-                            try await execute(actions, &machine, outbox)
-                            if machine.isDone { break }
-                        }
-                        try await outbox.flush()
-                        if machine.isDone { return }
-                    }
-                })
-                return
-            } catch let error as NetError {
-                try await outbox.flush()
-                throw rest.mapTransport(error)
-            } catch let error as TetherError where error.retryable && !Task.isCancelled {
-                try await outbox.flush()
-                try await retries.waitToReconnect(after: error, during: "a catch-up or the prompt's POST",
-                                                  endpoint: rest.configuration.baseURL, output: output, logger: logger)
-            }
+        let subscription = OpenCodeSubscription(backend: backend, client: client.rest, output: output, outbox: outbox,
+                                                restSteps: "a catch-up or the prompt's POST")
+        try await subscription.run { retries in
+            try await subscription.pump("/api/event", scoped: false, makeDecoder: { [raw = request.raw, logger] in
+                { batch in batch.map { Self.decode($0, raw: raw, logger: logger) } }
+            }, leaving: Decoded.unreadable, isDone: { machine.isDone }, feed: { element in
+                switch element {
+                case .wire(let wire):
+                    let actions = machine.receive(wire)
+                    retries.madeProgress()
+                    try await execute(actions, &machine, outbox)
+                case .unreadable:
+                    break
+                case .link(let link):
+                    try await execute(machine.receive(link), &machine, outbox)
+                }
+            })
+            return true
         }
     }
 

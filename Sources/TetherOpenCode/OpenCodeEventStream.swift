@@ -3,7 +3,6 @@ import Logging
 import TetherCore
 import TetherNet
 import TetherAdapterSupport
-import TetherStreaming
 
 /// The live side of the OpenCode backend, reduced to I/O: one SSE subscription
 /// (`/global/event`, or `/event` on servers without it), the REST reads, and the execution of
@@ -57,72 +56,43 @@ struct OpenCodeEventStream: Sendable {
         // mid-resync — and so can `send --follow`'s prompt POST. That is a lost connection like
         // any other: reconnect (the next `server.connected` resyncs, and posts the prompt again
         // unless it arrived), on the same schedule, instead of ending the run.
-        var resyncPolicy = ReconnectPolicy(configuration: backend.configuration.reconnect)
-        while !Task.isCancelled {
-            let endpoint = useGlobal ? "/global/event" : "/event"
-            let scoped = !useGlobal
-            let source = EventSource(client: client.http, configuration: .init(
-                makeRequest: { [client] _ in
-                    HTTPRequest(.get, client.url(endpoint, scoped: scoped),
-                                headers: [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")],
-                                authorization: client.authorization, connectTimeout: .seconds(10))
-                },
-                liveness: backend.configuration.streamLiveness,
-                policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
+        let subscription = OpenCodeSubscription(backend: backend, client: client, output: output, outbox: outbox,
+                                                restSteps: "a resync or the prompt's POST")
+        try await subscription.run { retries in
+            // The current read's part frames' events, gathered here and handed to the outbox
+            // before anything else is done (`receivePart`).
+            var gathered: [Event] = []
+            func handOver() {
+                guard !gathered.isEmpty else { return }
+                outbox.add(gathered)
+                gathered = []
+            }
             do {
-                // Reading and decoding run ahead in a task of their own (another core); the
-                // machine and its I/O stay here, in order.
-                try await withPipelineStage(capacity: decodedWireBytesAhead, produce: { [request, logger] channel in
-                    var elements = source.makeAsyncIterator()
+                try await subscription.pump(useGlobal ? "/global/event" : "/event", scoped: !useGlobal,
+                                            makeDecoder: { [request, logger] in
                     let strings = JSONStringTable(vocabulary: OpenCodeHotFrame.busyWords)
-                    while let batch = try await elements.nextBatch() {
+                    return { batch in
                         strings.startBatch()
-                        try await channel.send(contentsOf: Self.decode(batch, at: Event.now(), raw: request.raw, strings: strings, logger: logger),
-                                               weight: EventSource.wireBytes(of: batch))
+                        return Self.decode(batch, at: Event.now(), raw: request.raw, strings: strings, logger: logger)
                     }
-                }, consume: { channel in
-                    while var batch = try await channel.next() {
-                        // The batch's part frames' events, gathered here and handed to the
-                        // outbox before anything else is done (`receivePart`).
-                        var gathered: [Event] = []
-                        gathered.reserveCapacity(batch.count * 2)  // a new part's frame: started and a delta
-                        for index in batch.indices {
-                            // Moved out, not copied: a copy retains every string the decoding
-                            // task made (`Array.moveOut`).
-                            let element = batch.moveOut(at: index, leaving: .unreadable)
-                            if case .wire(let wire, let time) = element,
-                               let followUps = machine.receivePart(wire, at: time, into: &gathered) {
-                                if !followUps.isEmpty {
-                                    outbox.add(gathered)
-                                    gathered = []
-                                    try await execute(followUps, &machine, outbox)
-                                }
-                            } else {
-                                if !gathered.isEmpty {
-                                    outbox.add(gathered)
-                                    gathered = []
-                                }
-                                try await handle(element, &machine, outbox)
-                            }
-                            if element.isEvent { resyncPolicy.madeProgress() }
-                            if machine.isDone { break }
+                }, leaving: Decoded.unreadable, isDone: { machine.isDone }, feed: { element in
+                    if case .wire(let wire, let time) = element,
+                       let followUps = machine.receivePart(wire, at: time, into: &gathered) {
+                        if !followUps.isEmpty {
+                            handOver()
+                            try await execute(followUps, &machine, outbox)
                         }
-                        if !gathered.isEmpty { outbox.add(gathered) }
-                        try await outbox.flush()
-                        if machine.isDone { return }
+                    } else {
+                        handOver()
+                        try await handle(element, &machine, outbox)
                     }
-                })
-                return
+                    if element.isEvent { retries.madeProgress() }
+                }, endOfBatch: handOver)
+                return true
             } catch let error as NetError where error.status == 404 && useGlobal && !machine.connectedOnce {
                 logger.info("no /global/event on this server; falling back to /event?directory=")
                 useGlobal = false
-            } catch let error as NetError {
-                try await outbox.flush()
-                throw client.mapTransport(error)
-            } catch let error as TetherError where error.retryable && !Task.isCancelled {
-                try await outbox.flush()
-                try await resyncPolicy.waitToReconnect(after: error, during: "a resync or the prompt's POST",
-                                                       endpoint: client.configuration.baseURL, output: output, logger: logger)
+                return false
             }
         }
     }

@@ -122,12 +122,7 @@ public struct SSEDecoder: Sendable {
     /// Decodes the next chunk of the stream and returns its outputs.
     public mutating func feed(_ bytes: some Sequence<UInt8>) -> [Output] {
         var outputs: [Output] = []
-        let fed: Void? = bytes.withContiguousStorageIfAvailable { buffer in
-            feed(UnsafeRawBufferPointer(buffer)) { outputs.append($0) }
-        }
-        if fed == nil {
-            Array(bytes).withUnsafeBytes { feed($0) { outputs.append($0) } }
-        }
+        bytes.withContiguousRawBytes { feed($0) { outputs.append($0) } }
         return outputs
     }
 
