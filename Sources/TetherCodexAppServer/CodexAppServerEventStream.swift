@@ -3,7 +3,6 @@ import TetherAdapterSupport
 import TetherCodexProtocol
 import TetherCore
 import TetherNet
-import TetherStreaming
 
 /// The live side of the `codex` backend, reduced to I/O: a subscription to the shared
 /// connection (and the reconnect schedule), the reads a resync needs, and the execution of what
@@ -51,18 +50,19 @@ struct CodexAppServerEventStream: Sendable {
     private func live(_ client: CodexAppServerClient, _ inbox: CodexAppServerInbox, _ machine: inout CodexAppServerStreamMachine,
                       _ outbox: EventOutbox) async throws {
         try await execute(machine.connected(at: Event.now()), &machine, client, outbox)
-        try await outbox.flush()  // what the resync produced, before waiting
-        _ = try await pumpStream(batches: {
+        while !machine.isDone {
+            try await outbox.flush()
             switch try await inbox.next(timeout: nil) {
             case .ended, .timedOut:
-                return nil
+                return
             case .incoming(let messages, let lost):
                 if lost > 0 { try await execute(machine.lost(count: lost), &machine, client, outbox) }
-                return messages
+                for message in messages where !machine.isDone {
+                    try await execute(machine.receive(message, at: Event.now()), &machine, client, outbox)
+                }
             }
-        }, leaving: JSONValue.null, isDone: { machine.isDone }, feed: { message in
-            try await execute(machine.receive(message, at: Event.now()), &machine, client, outbox)
-        }, endOfBatch: outbox.flush)
+        }
+        try await outbox.flush()
     }
 
     private func execute(_ actions: [CodexAppServerStreamMachine.Action], _ machine: inout CodexAppServerStreamMachine,

@@ -9,6 +9,7 @@
 /// hold nothing counted (a case without a payload, a number).
 ///
 /// Returns true once the machine is done, false when `next` ran out (nil: the input ended).
+@inlinable
 public func pumpStream<Input>(
     batches next: () async throws -> [Input]?,
     leaving placeholder: Input,
@@ -31,6 +32,7 @@ public func pumpStream<Input>(
 
 /// `pumpStream(batches:…)` with the input read and decoded ahead, in a task of its own
 /// (`withPipelineStage`): `produce` sends what it decoded, at most `capacity` ahead.
+@inlinable
 public func pumpStream<Input: Sendable>(
     decodingAhead capacity: Int,
     produce: @escaping @Sendable (BatchChannel<Input>) async throws -> Void,
