@@ -25,6 +25,17 @@ import Glibc
         return Replica(process: process, url: shown["listen"]?.string ?? "", line: line)
     }
 
+    /// A config whose one profile nothing answers (the database is what a test is about), and
+    /// the run's PostgreSQL.
+    static func unreachableProfileAndCluster() throws -> (TemporaryConfig, PostgresTestCluster) {
+        let config = try TemporaryConfig("""
+            [profiles.oc]
+            backend = "opencode"
+            url = "http://127.0.0.1:9"
+            """)
+        return (config, try PostgresTestCluster.start())
+    }
+
     static func waitUntil(_ what: String, timeout: Duration, _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while try await !condition() {
@@ -123,12 +134,7 @@ import Glibc
     /// saying what to check within the store's deadline (10 s), rather than hang until the server
     /// is back; once it is back, the same request answers.
     @Test func aDatabaseDownMidRunAnswers503InTimeAndRecovers() async throws {
-        let config = try TemporaryConfig("""
-            [profiles.oc]
-            backend = "opencode"
-            url = "http://127.0.0.1:9"
-            """)
-        let cluster = try PostgresTestCluster.start()
+        let (config, cluster) = try Self.unreachableProfileAndCluster()
         let proxy = try FaultProxy(upstreamPort: cluster.port, framing: .lines, isStream: { _ in false })
         defer { proxy.stop() }
         let database = try PostgresTestCluster.freshDatabase().replacingOccurrences(of: ":\(cluster.port)/", with: ":\(proxy.port)/")
@@ -155,12 +161,7 @@ import Glibc
     /// database that does not exist — stops the start with what failed and what to check (exit
     /// 78, as other configuration errors), and the password never appears.
     @Test func aBadDatabaseStopsTheStartSayingWhatFailedAndNeverThePassword() async throws {
-        let config = try TemporaryConfig("""
-            [profiles.oc]
-            backend = "opencode"
-            url = "http://127.0.0.1:9"
-            """)
-        let cluster = try PostgresTestCluster.start()
+        let (config, cluster) = try Self.unreachableProfileAndCluster()
         let (refusing, holder) = try TestSockets.refusingPort()
         defer { close(holder) }
         let cases: [(db: String, says: String)] = [
