@@ -103,7 +103,7 @@ let package = Package(
         // The page's files and the OpenAPI document are real files under Page/, compiled into the
         // binary as byte arrays (`PackageResources.<file_name>`): one binary, nothing else on disk.
         .target(name: "TetherGateway", dependencies: [
-            "TetherCore", "CSQLite",
+            "TetherCore", "CSQLite", "CCrypto",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"),

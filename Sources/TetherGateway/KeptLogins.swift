@@ -1,10 +1,12 @@
+import CCrypto
 import Foundation
 
 /// Login cookies kept in the log's database (gateway.md, "A fleet"): every replica honours a
 /// cookie another made, a logout or an expiry on one ends it on all, and a restart keeps it.
 /// `GatewayAuth` still holds each cookie this process has seen, with the event streams opened
 /// with it (closed when it ends); the database decides whether it is live. Should the database
-/// not answer, the cookies this process knows keep working.
+/// not answer, the cookies this process knows keep working. The database holds each cookie's
+/// SHA-256, never the cookie: whoever reads it cannot log in with what they read.
 struct KeptLogins: Sendable {
     let auth: GatewayAuth
     let store: any EventStore
@@ -15,7 +17,7 @@ struct KeptLogins: Sendable {
     func open() async -> String {
         let cookie = auth.openSession()
         let now = Date().timeIntervalSince1970
-        try? await store.saveLogin(cookie, at: now, keeping: auth.limits.maxLogins)
+        try? await store.saveLogin(Self.stored(cookie), at: now, keeping: auth.limits.maxLogins)
         return cookie
     }
 
@@ -23,25 +25,25 @@ struct KeptLogins: Sendable {
     func accepts(_ cookie: String) async -> Bool {
         let record: LoginRecord?
         do {
-            record = try await store.login(cookie)
+            record = try await store.login(Self.stored(cookie))
         } catch {
             return auth.acceptsSession(cookie)
         }
         let now = Date().timeIntervalSince1970
         guard let record, !record.isExpired(at: now, limits: auth.limits) else {
             auth.revokeSession(cookie)
-            if record != nil { try? await store.deleteLogin(cookie) }
+            if record != nil { try? await store.deleteLogin(Self.stored(cookie)) }
             return false
         }
         auth.adopt(cookie, age: .seconds(now - record.started))
-        if now - record.lastUsed >= Self.touchInterval { try? await store.touchLogin(cookie, at: now) }
+        if now - record.lastUsed >= Self.touchInterval { try? await store.touchLogin(Self.stored(cookie), at: now) }
         return auth.acceptsSession(cookie)
     }
 
     /// Logout, here and on every replica.
     func revoke(_ cookie: String) async {
         auth.revokeSession(cookie)
-        try? await store.deleteLogin(cookie)
+        try? await store.deleteLogin(Self.stored(cookie))
     }
 
     /// Ends expired logins in the database, and here those another replica ended (closing their
@@ -54,12 +56,24 @@ struct KeptLogins: Sendable {
         for cookie in auth.knownCookies {
             // Gone from the database (a logout elsewhere, or expired); kept when it did not answer.
             do {
-                if try await store.login(cookie) == nil { auth.revokeSession(cookie) }
+                if try await store.login(Self.stored(cookie)) == nil { auth.revokeSession(cookie) }
             } catch {
                 continue
             }
         }
     }
+
+    /// What the database keeps for `cookie`: its SHA-256, in hex.
+    static func stored(_ cookie: String) -> String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        let done = tether_sha256(cookie, cookie.utf8.count, &digest)
+        precondition(done == 1, "libcrypto's SHA-256 failed")
+        return digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
 
 /// One kept login: when it began and when it was last used (seconds since 1970, wall clock: the

@@ -26,17 +26,28 @@ import Testing
         let place = try StorePlace.fresh(kind)
         let store = try await place.open()
         let now = Date().timeIntervalSince1970
-        try await store.saveLogin("idle", at: now - 8 * 86_400, keeping: 10)
+        try await store.saveLogin(KeptLogins.stored("idle"), at: now - 8 * 86_400, keeping: 10)
         #expect(await !Self.logins(store).accepts("idle"), "unused for 8 days (idle limit 7)")
-        #expect(try await store.login("idle") == nil, "an expired login is deleted when seen")
+        #expect(try await store.login(KeptLogins.stored("idle")) == nil, "an expired login is deleted when seen")
 
         // A login this process knows that another replica's logout removed: the sweep ends it here.
         let (here, there) = (Self.logins(store), Self.logins(try await place.open()))
         let cookie = await here.open()
-        try await there.store.deleteLogin(cookie)
+        try await there.store.deleteLogin(KeptLogins.stored(cookie))
         #expect(here.auth.liveLogins == 1)
         await here.sweep()
         #expect(here.auth.liveLogins == 0)
+    }
+
+    /// The database keeps a cookie's SHA-256, not the cookie: reading it does not log anyone in.
+    @Test(arguments: StoreKind.allCases) func theDatabaseKeepsNoCookie(_ kind: StoreKind) async throws {
+        let store = try await StorePlace.fresh(kind).open()
+        let logins = Self.logins(store)
+        let cookie = await logins.open()
+        #expect(try await store.login(cookie) == nil)
+        #expect(try await store.login(KeptLogins.stored(cookie)) != nil)
+        // SHA-256 of "abc" (FIPS 180-2's example), as the database would keep that cookie.
+        #expect(KeptLogins.stored("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
     @Test(arguments: StoreKind.allCases) func theOldestLoginsGoPastTheCap(_ kind: StoreKind) async throws {
