@@ -169,6 +169,31 @@ struct FloodTests {
         }
     }
 
+    // MARK: Codex app-server
+
+    @Test("codex: the flood goes to a connection that resumes its thread, after the response; none before")
+    func codexAppServer() async throws {
+        var options = CodexAppServerSimulator.Options(pacing: .milliseconds(1))
+        options.flood = 2500
+        try await withCodexAppServer(options) { _, port in
+            let peer = try await AppServerWSPeer.connect(port: port)
+            try await peer.initialize()
+            let listed = try await peer.call(2, "thread/list", [:])
+            #expect((member(listed, "result", "data") as? [[String: Any]])?.compactMap { $0["id"] as? String }
+                == [CodexAppServerSimulator.floodThreadID])
+            #expect(!peer.inbox.received.contains { $0.contains("item/agentMessage/delta") }, "a flood before the resume")
+            let resumed = try await peer.call(3, "thread/resume", ["threadId": CodexAppServerSimulator.floodThreadID, "excludeTurns": true])
+            #expect(string(resumed, "result", "thread", "id") == CodexAppServerSimulator.floodThreadID)
+            let messages = try await peer.untilTurnCompleted()
+            let flood = messages.drop { ($0["method"] as? String) != "turn/started" }
+            #expect(shape(Array(flood)) == ["turn/started", "item/started agentMessage", "delta×", "item/completed agentMessage", "turn/completed"])
+            #expect(flood.filter { ($0["method"] as? String) == "item/agentMessage/delta" }.count == 2500)
+            #expect(flood.allSatisfy { string($0, "params", "threadId") == CodexAppServerSimulator.floodThreadID })
+            let whole = flood.first { ($0["method"] as? String) == "item/completed" }
+            #expect(string(whole, "params", "item", "text") == String(repeating: "flood chunk ", count: 2500))
+        }
+    }
+
     // MARK: CodexMonitor
 
     @Test("CodexMonitor: after auth, turn/started, N deltas in new items, turn/completed, then the connection closes",

@@ -1,12 +1,32 @@
 import Foundation
 
-/// Benchmarks (`--flood N`): a long turn's stream for one connection, as fast as it can be
-/// queued — `turn/started`, an agent message started, N deltas, its `item/completed` with the
-/// whole text, `turn/completed` — in the shapes of a real turn, so a client maps it as one.
+/// Benchmarks (`--flood N`): a long turn's stream, as fast as it can be queued — `turn/started`,
+/// an agent message started, N deltas, its `item/completed` with the whole text,
+/// `turn/completed` — in the shapes of a real turn, so a client maps it as one.
+///
+/// The turn runs in one thread, ``floodThreadID``, which exists from the start (one earlier
+/// turn, so it can be resumed). A connection gets the flood once it resumes that thread, right
+/// after the resume's response: codex streams a thread's events to its subscribers only, so a
+/// client's own calls (listing, resuming) are answered before the flood, never behind it.
 extension CodexAppServerSimulator {
+    /// The flood's thread: `thread/resume` it to receive the flood.
+    public static let floodThreadID = "019af100-d000-7000-8000-00000000f100"
+
+    static func addFloodThread(to state: inout State) {
+        let now = Wire.nowSeconds
+        var record = ThreadRecord(
+            id: floodThreadID, cwd: FileManager.default.currentDirectoryPath, createdAt: now, updatedAt: now,
+            originator: "tether-sim", approvalPolicy: "on-request", sandbox: Shapes.sandbox(nil)!, model: defaultModel)
+        record.preview = "flood"
+        record.loaded = false
+        record.turns = [TurnRecord(id: CodexAppServerIDs.uuidV7(), startedAtMs: Wire.nowMs, completedAtMs: Wire.nowMs, status: "completed")]
+        state.threads[record.id] = record
+        state.threadOrder.append(record.id)
+    }
+
     func flood(to connection: Int) {
         guard let count = options.flood else { return }
-        let thread = CodexAppServerIDs.uuidV7()
+        let thread = Self.floodThreadID
         let turn = CodexAppServerIDs.uuidV7()
         let item = CodexAppServerIDs.messageID()
         let piece = "flood chunk "

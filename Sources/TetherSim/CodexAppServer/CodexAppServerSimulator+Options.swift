@@ -38,8 +38,10 @@ extension CodexAppServerSimulator {
         public var scenario: CodexAppServerScenario?
         /// Every Nth request is refused with `-32001 Server overloaded; retry later.`.
         public var overloadEvery: Int?
-        /// Benchmarks: every connection, once `initialized`, gets a turn of this many agent
-        /// message deltas (a thread nobody started, sent to that connection alone).
+        /// Benchmarks: a connection that resumes the flood thread
+        /// (``CodexAppServerSimulator/floodThreadID``) gets, after the resume's response, a turn
+        /// of this many agent message deltas in it, to that connection alone — as codex streams a
+        /// thread's events to its subscribers only.
         public var flood: Int?
         /// With `flood`: end the connection once its flood is out (stdio: the process exits), so
         /// a buffered `jq` sees EOF. Codex never does.

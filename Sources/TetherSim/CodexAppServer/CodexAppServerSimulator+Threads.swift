@@ -126,6 +126,7 @@ extension CodexAppServerSimulator {
                 state.send(pending.message, to: connection)
             }
         }
+        if threadID == Self.floodThreadID, options.flood != nil { flood(to: connection) }
     }
 
     // MARK: - thread/unsubscribe, thread/archive, thread/unarchive, thread/name/set

@@ -20,6 +20,7 @@ public final class CodexAppServerSimulator: Sendable {
     public init(options: Options = Options(), logger: Logger? = nil) {
         self.options = options
         self.logger = logger ?? .simulatorNoOp
+        if options.flood != nil { state.withLock { Self.addFloodThread(to: &$0) } }
     }
 
     // MARK: - Connections
@@ -61,9 +62,7 @@ public final class CodexAppServerSimulator: Sendable {
         }
         if let method = value["method"]?.stringValue {
             guard let id = value["id"], id != .null else {
-                // A notification: only `initialized` means something, and only to a flood.
-                if method == "initialized", options.flood != nil { flood(to: connection) }
-                return
+                return  // `initialized` and the rest: nothing to answer
             }
             handleRequest(id: id, method: method, params: value["params"], from: connection)
         } else if let id = value["id"]?.intValue, value["result"] != nil || value["error"] != nil {

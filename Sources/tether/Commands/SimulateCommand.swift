@@ -32,7 +32,7 @@ struct SimulateCommand: AsyncParsableCommand {
             Codex faults: --overload-every N refuses every Nth request with -32001; --drain-on-sigterm makes the \
             first SIGTERM drain (new work refused with serverShuttingDown; exits once no turn runs; a second \
             SIGTERM exits at once).
-            Benchmark floods: opencode, codexmonitor and codex (a turn of N deltas per connection, once initialized) take --flood N [--flood-shape long-parts|new-parts]; \
+            Benchmark floods: opencode, codexmonitor and codex (a turn of N deltas in thread \(CodexAppServerSimulator.floodThreadID), to each connection that resumes it) take --flood N [--flood-shape long-parts|new-parts]; \
             a codex-worker turn whose prompt says `flood N` (parts of 1,000 deltas) or `flood N new` (a new \
             item per delta) is one; --flood-close ends each flood's stream so a buffered `curl | jq` sees EOF. \
             Paced (opencode): --flood N --flood-rate R [--flood-turns L: every L deltas a turn in a new session].
@@ -63,7 +63,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(help: "CodexMonitor: answer requests out of order, some after the events they caused.") var reorder = false
     @Flag(name: .customLong("contract-shape"), help: "Notification: the desktop answers in the client contract's shapes (default: the real desktop's).")
     var contractShape = false
-    @Option(help: ArgumentHelp("OpenCode: flood every /global/event connection (2.x: /api/event, a turn of N `session.text.delta`s) with N deltas; CodexMonitor: every authenticated connection (benchmarks).", valueName: "N"))
+    @Option(help: ArgumentHelp("OpenCode: flood every /global/event connection (2.x: /api/event, a turn of N `session.text.delta`s) with N deltas; CodexMonitor: every authenticated connection; codex: each connection that resumes the flood thread (benchmarks).", valueName: "N"))
     var flood: Int?
     @Option(name: .customLong("flood-shape"), help: ArgumentHelp("With --flood: long-parts (1,000 deltas a part) or new-parts (a part per delta, never completed). OpenCode sends these as legacy `message.part.updated {part, delta}` frames; without it, `message.part.delta`s of one part.", valueName: "shape"))
     var floodShape: String?
