@@ -33,14 +33,6 @@ extension CodexAppServerMapper {
     /// A line read straight from its bytes (`CodexMonitorHotLine.read`): the same events as the
     /// `app-server-event` it came in, parsed.
     mutating func map(_ hot: CodexMonitorHotLine) -> [Event] {
-        switch hot {
-        case .delta(let read):
-            guard let target = CodexItemDelta.target(ofMethod: read.method) else { return [] }
-            let session = read.thread.map { sessionID(scope: read.workspace, thread: $0) }
-            return delta(session, read.turn, item: read.item, delta: read.delta, kind: target.kind, field: target.field)
-        case .itemStarted(let start):
-            guard let thread = start.thread else { return [] }
-            return startItem(session: sessionID(scope: start.workspace, thread: thread), turn: start.turn, item: start.item)
-        }
+        map(scope: hot.workspace, hot: hot.message)
     }
 }

@@ -356,6 +356,20 @@ public struct CodexAppServerMapper: Sendable {
         return events
     }
 
+    /// A message read straight from its bytes (``CodexHotMessage``): the same events as the
+    /// message parsed whole.
+    public mutating func map(scope: String?, hot: CodexHotMessage) -> [Event] {
+        switch hot {
+        case .delta(let method, let thread, let turn, let item, let text):
+            guard let target = CodexItemDelta.target(ofMethod: method) else { return [] }
+            let session = thread.map { sessionID(scope: scope, thread: $0) }
+            return delta(session, turn, item: item, delta: text, kind: target.kind, field: target.field)
+        case .itemStarted(let thread, let turn, let item):
+            guard let thread else { return [] }
+            return startItem(session: sessionID(scope: scope, thread: thread), turn: turn, item: item)
+        }
+    }
+
     public mutating func delta(_ session: String?, _ turn: String?, item: String?, delta: String?, kind: PartKind,
                                 field: String) -> [Event] {
         guard let session, let id = item, let delta, !delta.isEmpty else { return [] }

@@ -74,7 +74,7 @@ import TetherCore
         // What an item/started reads: the item as the parser builds it, and where it belongs.
         let start = try #require(CodexMonitorHotLine.read(Array(Self.lines[1].line.utf8), strings: nil))
         let item = try JSONParser.parse(#"{"type":"agentMessage","id":"msg_1","text":""}"#)
-        #expect(start == .itemStarted(CodexMonitorItemStart(workspace: "ws-1", thread: Self.thread, turn: Self.turn, item: item)))
+        #expect(start == CodexMonitorHotLine(workspace: "ws-1", message: .itemStarted(thread: Self.thread, turn: Self.turn, item: item)))
     }
 
     @Test func readWithoutATreeTheEventsAreTheSame() throws {

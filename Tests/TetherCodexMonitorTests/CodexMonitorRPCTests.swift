@@ -240,12 +240,12 @@ import TetherNet
         let ahead = try await received(decodingAhead: true)
         #expect(ahead == (try await received(decodingAhead: false)))
         #expect(ahead.count == 3)
-        guard case .hot(.delta(let delta)) = ahead.first else {
+        guard case .hot(let hot) = ahead.first, case .delta(_, _, _, _, let delta) = hot.message else {
             #expect(keepingRaw, "without raw, a delta comes read from its bytes")
             return
         }
         #expect(!keepingRaw)
-        #expect(delta.delta == "Hel")
+        #expect(delta == "Hel")
     }
 
     /// Decoded notifications take more memory than their lines: the reader decodes ahead only up

@@ -204,6 +204,20 @@ public struct JSONScanner {
         return value
     }
 
+    /// Walks the object about to be read, member by member: `member` reads or skips each value
+    /// and returns false to stop there, the rest left unread. False when the walk was stopped, or
+    /// the value is not an object (then nothing was read). Inlinable, so that a reader's
+    /// `member` is inlined into its walk rather than called through a closure for every key.
+    @inlinable
+    public mutating func members(_ member: (JSONKey, inout JSONScanner) throws(Error) -> Bool) throws(Error) -> Bool {
+        guard kind == .object else { return false }
+        try enterObject()
+        while let key = try nextKey() {
+            guard try member(key, &self) else { return false }
+        }
+        return true
+    }
+
     /// Steps over the value about to be read.
     public mutating func skip() throws(Error) {
         pendingValue = false
