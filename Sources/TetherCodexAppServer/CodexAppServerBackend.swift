@@ -347,7 +347,7 @@ public struct CodexAppServerBackend: Backend {
             case .ended, .timedOut:
                 return nil
             case .incoming(let messages, _):
-                for message in messages {
+                for message in messages.compactMap(\.whole) {  // a request is never read straight
                     guard let request = message["id"], CodexApprovalID.token(for: request) == CodexApprovalID.token(for: approval.request),
                           CodexApprovalID.Kind(method: message["method"]?.string ?? "") == approval.kind,
                           message["params"]?["threadId"]?.string == approval.thread else { continue }
@@ -369,7 +369,7 @@ public struct CodexAppServerBackend: Backend {
             case .ended, .timedOut:
                 return false
             case .incoming(let messages, _):
-                for message in messages where message["params"]?["threadId"]?.string == approval.thread {
+                for message in messages.compactMap(\.whole) where message["params"]?["threadId"]?.string == approval.thread {
                     switch message["method"]?.string {
                     case "serverRequest/resolved":
                         if let request = message["params"]?["requestId"], CodexApprovalID.token(for: request) == token { return true }
@@ -391,7 +391,7 @@ public struct CodexAppServerBackend: Backend {
         while ContinuousClock.now < deadline {
             switch try await inbox.next(timeout: Swift.min(configuration.settle, deadline - .now)) {
             case .ended, .timedOut: return collected
-            case .incoming(let messages, _): collected += messages
+            case .incoming(let messages, _): collected += messages.map(\.json)
             }
         }
         return collected

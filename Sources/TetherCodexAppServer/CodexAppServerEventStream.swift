@@ -3,6 +3,7 @@ import TetherAdapterSupport
 import TetherCodexProtocol
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// The live side of the `codex` backend, reduced to I/O: a subscription to the shared
 /// connection (and the reconnect schedule), the reads a resync needs, and the execution of what
@@ -46,22 +47,21 @@ struct CodexAppServerEventStream: Sendable {
     }
 
     /// One connection's life: connected (and so resynced, and maybe the prompt sent), then
-    /// messages until it ends.
+    /// messages until it ends, through the kernel's pump (the connection's reader decoded them
+    /// ahead, ``CodexAppServerRPC``).
     private func live(_ client: CodexAppServerClient, _ inbox: CodexAppServerInbox, _ machine: inout CodexAppServerStreamMachine,
                       _ outbox: EventOutbox) async throws {
         try await execute(machine.connected(at: Event.now()), &machine, client, outbox)
-        while !machine.isDone {
-            try await outbox.flush()
-            switch try await inbox.next(timeout: nil) {
-            case .ended, .timedOut:
-                return
-            case .incoming(let messages, let lost):
-                if lost > 0 { try await execute(machine.lost(count: lost), &machine, client, outbox) }
-                for message in messages where !machine.isDone {
-                    try await execute(machine.receive(message, at: Event.now()), &machine, client, outbox)
-                }
-            }
-        }
+        try await outbox.flush()
+        var received = Event.now()  // what came together
+        _ = try await pumpStream(batches: {
+            guard case .incoming(let messages, let lost) = try await inbox.next(timeout: nil) else { return nil }
+            received = Event.now()
+            if lost > 0 { try await execute(machine.lost(count: lost), &machine, client, outbox) }
+            return messages
+        }, leaving: CodexAppServerMessage.whole(.null), isDone: { machine.isDone }, feed: { message in
+            try await execute(machine.receive(message, at: received), &machine, client, outbox)
+        }, endOfBatch: { try await outbox.flush() })
         try await outbox.flush()
     }
 

@@ -110,11 +110,11 @@ final class CodexAppServerHub: Sendable {
     /// behind, unless a call waits for its response); its end ends them.
     private func hand(_ incoming: CodexAppServerRPC.Incoming, from generation: Int, rpc: CodexAppServerRPC) async {
         switch incoming {
-        case .message(let message, let bytes):
+        case .messages(let messages, let bytes):
             let inboxes = state.withLock { state in
                 state.current?.generation == generation ? Array(state.subscribers.values) : []
             }
-            for inbox in inboxes { await inbox.put(message, bytes: bytes, mayWait: { !rpc.hasCallsWaiting }) }
+            for inbox in inboxes { await inbox.put(messages, bytes: bytes, mayWait: { !rpc.hasCallsWaiting }) }
         case .ended(let error):
             let inboxes = state.withLock { state -> [CodexAppServerInbox] in
                 guard state.current == nil || state.current?.generation == generation else { return [] }

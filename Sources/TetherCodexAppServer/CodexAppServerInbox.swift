@@ -1,23 +1,22 @@
 import Synchronization
-import TetherCore
 
 /// What one consumer (an event stream, an `approve` waiting for its request) receives from an
 /// app-server connection: its messages in order, bounded in wire bytes. When it is full, `put`
 /// waits until the consumer takes (so the connection's reader, and through the socket the
 /// server, waits too) — unless waiting is not allowed then (a call's response must still be
-/// read): what does not fit is dropped, and the consumer is told how much
+/// read): what does not fit is dropped, and the consumer is told how many messages
 /// (``Batch/incoming(_:lost:)``) and re-reads the threads it follows.
 final class CodexAppServerInbox: Sendable {
     enum Batch: Sendable {
         /// What came since the last take, and how many messages were dropped before it.
-        case incoming([JSONValue], lost: Int)
+        case incoming([CodexAppServerMessage], lost: Int)
         case timedOut
         /// The connection ended cleanly (a failed one throws its error).
         case ended
     }
 
     private struct State {
-        var queue: [JSONValue] = []
+        var queue: [CodexAppServerMessage] = []
         var bytes = 0
         var lost = 0
         var ended = false
@@ -39,30 +38,30 @@ final class CodexAppServerInbox: Sendable {
     private let budget: Int
     private let state = Mutex(State())
 
-    init(budget: Int = 8 << 20) {
+    init(budget: Int = 1 << 20) {
         self.budget = budget
     }
 
-    /// Queues `message` (`bytes` long on the wire). When it does not fit, waits for the
-    /// consumer while `mayWait()` says so (asked again every `recheck`), else drops it.
-    func put(_ message: JSONValue, bytes: Int, mayWait: @Sendable () -> Bool = { false },
+    /// Queues `messages` (`bytes` long on the wire together). When they do not fit, waits for
+    /// the consumer while `mayWait()` says so (asked again every `recheck`), else drops them.
+    func put(_ messages: [CodexAppServerMessage], bytes: Int, mayWait: @Sendable () -> Bool = { false },
              recheck: Duration = .milliseconds(50)) async {
-        while !tryPut(message, bytes: bytes, mayWait: mayWait) {
+        while !tryPut(messages, bytes: bytes, mayWait: mayWait) {
             await waitForRoom(bytes: bytes, recheck: recheck)
         }
     }
 
-    /// Queues or drops `message`; false when it does not fit and may wait for room.
-    private func tryPut(_ message: JSONValue, bytes: Int, mayWait: () -> Bool) -> Bool {
+    /// Queues or drops `messages`; false when they do not fit and may wait for room.
+    private func tryPut(_ messages: [CodexAppServerMessage], bytes: Int, mayWait: () -> Bool) -> Bool {
         let handOff = state.withLock { state -> (placed: Bool, handOff: (CheckedContinuation<Batch, any Error>, Batch)?) in
             guard !state.ended else { return (true, nil) }
             if state.queue.isEmpty || state.bytes + bytes <= budget {
-                state.queue.append(message)
+                if state.queue.isEmpty { state.queue = messages } else { state.queue += messages }
                 state.bytes += bytes
             } else if mayWait() {
                 return (false, nil)
             } else {
-                state.lost += 1
+                state.lost += messages.count
             }
             guard let waiter = state.waiter, let batch = state.take() else { return (true, nil) }
             state.waiter = nil

@@ -2,13 +2,15 @@ import TetherNet
 
 /// One connection to an app-server, as JSON texts: a message per WebSocket text frame (a
 /// `ws://` listener, the daemon's unix socket) or per line (a stdio child). Which one is the
-/// connector's business (``CodexAppServerConnector``); everything above speaks texts.
+/// connector's business (``CodexAppServerConnector``); everything above speaks texts, received
+/// as their UTF-8 bytes.
 protocol CodexAppServerLink: Sendable {
     /// Where it leads, for messages (`ws://…`, `daemon at …`, `stdio: codex app-server`).
     var endpoint: String { get }
     func send(_ text: String) async throws
-    /// The next messages, in order; nil once the peer ended the connection cleanly.
-    func receive() async throws -> [String]?
+    /// The next messages, in order, each its UTF-8 bytes; nil once the peer ended the
+    /// connection cleanly.
+    func receive() async throws -> [[UInt8]]?
     func close() async
 }
 
@@ -19,9 +21,9 @@ struct WebSocketLink: CodexAppServerLink {
 
     func send(_ text: String) async throws { try await connection.send(text: text) }
 
-    func receive() async throws -> [String]? {
+    func receive() async throws -> [[UInt8]]? {
         while let message = try await connection.receive() {
-            if case .text(let text) = message { return [text] }
+            if case .text(let text) = message { return [Array(text.utf8)] }
         }
         return nil
     }
@@ -36,8 +38,8 @@ struct LineLink: CodexAppServerLink {
 
     func send(_ text: String) async throws { try await connection.send(Array(text.utf8)) }
 
-    func receive() async throws -> [String]? {
-        try await connection.receiveBatch()?.map { String(decoding: $0, as: UTF8.self) }
+    func receive() async throws -> [[UInt8]]? {
+        try await connection.receiveBatch()
     }
 
     func close() async { connection.close() }
@@ -51,8 +53,8 @@ struct StdioLink: CodexAppServerLink {
 
     func send(_ text: String) async throws { try await child.connection.send(Array(text.utf8)) }
 
-    func receive() async throws -> [String]? {
-        try await child.connection.receiveBatch()?.map { String(decoding: $0, as: UTF8.self) }
+    func receive() async throws -> [[UInt8]]? {
+        try await child.connection.receiveBatch()
     }
 
     func close() async { await child.stop() }

@@ -1,17 +1,21 @@
 import Logging
 import Synchronization
+import TetherCodexProtocol
 import TetherCore
 
 /// JSON-RPC with an app-server over one link, as Codex speaks it: no `jsonrpc` field, integer
 /// ids for our requests, and the server's own requests (approvals) in an id space of its own.
 ///
 /// Calls are matched to responses by id, each with its own timeout. Everything else the server
-/// sends — notifications and its requests — is handed to `deliver` as it is read (the hub puts
-/// it in each subscriber's bounded ``CodexAppServerInbox``), and so is the connection's end. The
-/// reader waits for `deliver`: a subscriber that is behind holds the reading up, and the socket
-/// or pipe pushes back on the server — except while a call waits for its response
-/// (``hasCallsWaiting``), which must still be read: then what does not fit is dropped, counted. Unparsable
-/// messages are logged and skipped, as the app-server itself skips ours.
+/// sends — notifications and its requests — is decoded here, on the reader's task and so ahead
+/// of the consumers (item deltas and `item/started` straight from their bytes,
+/// ``CodexHotMessage``; the rest parsed whole), and handed to `deliver` a read's worth at a
+/// time, in order (the hub puts it in each subscriber's bounded ``CodexAppServerInbox``); so is
+/// the connection's end. The reader waits for `deliver`: a subscriber that is behind holds the
+/// reading up, and the socket or pipe pushes back on the server — except while a call waits for
+/// its response (``hasCallsWaiting``), which must still be read: then what does not fit is
+/// dropped, counted. Unparsable messages are logged and skipped, as the app-server itself skips
+/// ours.
 final class CodexAppServerRPC: Sendable {
     /// An app-server `{"error":{code,message,data}}`.
     struct RemoteError: Error, Sendable, CustomStringConvertible {
@@ -35,9 +39,9 @@ final class CodexAppServerRPC: Sendable {
 
     /// What the connection hands on, in order.
     enum Incoming: Sendable {
-        /// A notification (`method`, `params`) or a server request (also an `id`), whole, and
-        /// the size of its text.
-        case message(JSONValue, bytes: Int)
+        /// Notifications (`method`, `params`) and server requests (also an `id`), in the order
+        /// they came, and the size of their text.
+        case messages([CodexAppServerMessage], bytes: Int)
         /// The connection ended: with this error, or nil when it was closed cleanly.
         case ended((any Error)?)
     }
@@ -128,9 +132,28 @@ final class CodexAppServerRPC: Sendable {
     // MARK: Incoming
 
     private func readLoop() async {
+        // The reader's own table, for what it decodes (a table is one task's).
+        let strings = JSONStringTable(vocabulary: CodexHotMessage.deltaMethods)
         do {
             while let texts = try await link.receive() {
-                for text in texts { await route(text) }
+                strings.startBatch()
+                var messages: [CodexAppServerMessage] = []
+                var bytes = 0
+                for text in texts {
+                    switch decode(text, strings: strings) {
+                    case .message(let message):
+                        messages.append(message)
+                        bytes += text.count
+                    case .response(let id, let result):
+                        // What came before it is handed on first, as it came first.
+                        if !messages.isEmpty { await deliver(.messages(messages, bytes: bytes), self) }
+                        (messages, bytes) = ([], 0)
+                        complete(id, result)
+                    case .skipped:
+                        break
+                    }
+                }
+                if !messages.isEmpty { await deliver(.messages(messages, bytes: bytes), self) }
             }
             await finish(.closed(nil))
         } catch {
@@ -138,26 +161,30 @@ final class CodexAppServerRPC: Sendable {
         }
     }
 
-    private func route(_ text: String) async {
-        guard let message = try? JSONParser.parse(text), message.object != nil else {
-            logger.debug("skipping a message that is not a JSON object", metadata: ["bytes": "\(text.utf8.count)"])
-            return
+    private enum Decoded {
+        case message(CodexAppServerMessage)
+        case response(Int64, Result<JSONValue, Failure>)
+        case skipped
+    }
+
+    /// Decodes one message: a notification or server request to hand on, or a call's response.
+    private func decode(_ text: [UInt8], strings: JSONStringTable) -> Decoded {
+        if let hot = CodexHotMessage.read(text, strings: strings) { return .message(.hot(hot, text: text)) }
+        guard let message = try? JSONParser.parse(text, strings: strings), message.object != nil else {
+            logger.debug("skipping a message that is not a JSON object", metadata: ["bytes": "\(text.count)"])
+            return .skipped
         }
         if message["method"]?.string == nil, let id = message["id"]?.int {
-            if let error = message["error"], !error.isNull {
-                complete(Int64(id), .failure(.remote(RemoteError(code: error["code"]?.int.map { Int($0) } ?? 0,
-                                                                 message: error["message"]?.string ?? error.serialized,
-                                                                 data: error["data"]))))
-            } else {
-                complete(Int64(id), .success(message["result"] ?? .null))
-            }
-            return
+            guard let error = message["error"], !error.isNull else { return .response(Int64(id), .success(message["result"] ?? .null)) }
+            return .response(Int64(id), .failure(.remote(RemoteError(code: error["code"]?.int.map { Int($0) } ?? 0,
+                                                                     message: error["message"]?.string ?? error.serialized,
+                                                                     data: error["data"]))))
         }
         guard message["method"]?.string != nil else {
             logger.debug("skipping a response to no call of ours", metadata: ["id": "\(message["id"]?.serialized ?? "none")"])
-            return
+            return .skipped
         }
-        await deliver(.message(message, bytes: text.utf8.count), self)
+        return .message(.whole(message))
     }
 
     private func finish(_ end: Failure) async {

@@ -94,13 +94,27 @@ struct CodexAppServerStreamMachine {
     // MARK: Messages
 
     /// One message the server sent unasked (a notification or a request), received at `time`.
-    mutating func receive(_ message: JSONValue, at time: Double) -> [Action] {
-        var events = mapper.map(scope: nil, message: message)
+    mutating func receive(_ message: CodexAppServerMessage, at time: Double) -> [Action] {
+        switch message {
+        case .hot(let hot, _):
+            // A delta or an item started: never a thread's status.
+            return emit(Self.stamped(mapper.map(scope: nil, hot: hot), raw: keepsRaw ? message.json : nil, at: time))
+        case .whole(let message):
+            return emit(Self.stamped(mapper.map(scope: nil, message: message), raw: keepsRaw ? message : nil, at: time))
+                + subscribeIfNew(message)
+        }
+    }
+
+    /// `events` at `time`, each carrying `raw` unless it has its own. Static: as a method it
+    /// would borrow the machine while the mapper, in its argument, changes it — a copy of the
+    /// whole state for every message, and of every part's text (bench/PROFILE.md).
+    private static func stamped(_ events: [Event], raw: JSONValue?, at time: Double) -> [Event] {
+        var events = events
         for index in events.indices {
-            if keepsRaw, events[index].raw == nil { events[index].raw = message }
+            if let raw, events[index].raw == nil { events[index].raw = raw }
             events[index].ts = time
         }
-        return emit(events) + subscribeIfNew(message)
+        return events
     }
 
     /// `thread/status/changed` reaches every connection; the rest of a thread only its

@@ -13,8 +13,8 @@ final class ScriptedLink: CodexAppServerLink {
     private let inbound = AsyncStream<[String]?>.makeStream()
 
     func send(_ text: String) async throws { sent.withLock { $0.append(text) } }
-    func receive() async throws -> [String]? {
-        for await texts in inbound.stream { return texts }
+    func receive() async throws -> [[UInt8]]? {
+        for await texts in inbound.stream { return texts.map { $0.map { Array($0.utf8) } } ?? nil }
         return nil
     }
     func close() async { inbound.continuation.finish() }
@@ -43,7 +43,7 @@ struct CodexAppServerRPCTests {
         let link = ScriptedLink()
         let inbox = CodexAppServerInbox()
         let rpc = CodexAppServerRPC(link: link, logger: logger) { incoming, _ in
-            if case .message(let message, let bytes) = incoming { await inbox.put(message, bytes: bytes) }
+            if case .messages(let messages, let bytes) = incoming { await inbox.put(messages, bytes: bytes) }
         }
         rpc.start()
         async let answer = rpc.call("thread/list", params: [:], timeout: .seconds(5))
@@ -52,6 +52,7 @@ struct CodexAppServerRPCTests {
         #expect(try JSONParser.parse(link.sentTexts.last!)["jsonrpc"] == nil)
         link.server("not json", #"{"method":"thread/status/changed","params":{"threadId":"t"}}"#,
                     #"{"id":0,"method":"item/commandExecution/requestApproval","params":{"threadId":"t"}}"#,
+                    #"{"method":"item/agentMessage/delta","params":{"threadId":"t","turnId":"u","itemId":"m","delta":"d"}}"#,
                     #"{"id":\#(id),"result":{"data":[]}}"#)
         #expect(try await answer["data"] == [])
         guard case .incoming(let messages, let lost) = try await inbox.next(timeout: .seconds(5)) else {
@@ -59,7 +60,11 @@ struct CodexAppServerRPCTests {
             return
         }
         #expect(lost == 0)
-        #expect(messages.map { $0["method"]?.string } == ["thread/status/changed", "item/commandExecution/requestApproval"])
+        #expect(messages.map { $0.json["method"]?.string } == ["thread/status/changed", "item/commandExecution/requestApproval", "item/agentMessage/delta"])
+        // Decoded ahead: the delta read straight from its bytes, the request parsed whole.
+        #expect(messages[2] == .hot(.delta(method: "item/agentMessage/delta", thread: "t", turn: "u", item: "m", delta: "d"),
+                                    text: Array(#"{"method":"item/agentMessage/delta","params":{"threadId":"t","turnId":"u","itemId":"m","delta":"d"}}"#.utf8)))
+        #expect(messages[1].whole?["id"] == 0)
     }
 
     @Test("Codex's errors: overloaded and draining are told apart; a hang-up fails the calls waiting")
@@ -90,20 +95,20 @@ struct CodexAppServerRPCTests {
     @Test("a full inbox holds the reader up until the consumer takes; while a call waits it drops instead")
     func inboxBackpressure() async throws {
         let inbox = CodexAppServerInbox(budget: 100)
-        for index in 0..<2 { await inbox.put(["n": .int(Int64(index))], bytes: 40, mayWait: { true }) }
-        let third = Task { await inbox.put(["n": 2], bytes: 40, mayWait: { true }, recheck: .seconds(30)) }
+        for index in 0..<2 { await inbox.put([.whole(["n": .int(Int64(index))])], bytes: 40, mayWait: { true }) }
+        let third = Task { await inbox.put([.whole(["n": 2])], bytes: 40, mayWait: { true }, recheck: .seconds(30)) }
         try await Task.sleep(for: .milliseconds(100))
         guard case .incoming(let first, 0) = try await inbox.next(timeout: .zero) else { Issue.record("nothing"); return }
         #expect(first.count == 2)
         await third.value  // the take made room: it went in, nothing was lost
         guard case .incoming(let second, 0) = try await inbox.next(timeout: .seconds(1)) else { Issue.record("lost"); return }
-        #expect(second == [["n": 2]])
+        #expect(second.map(\.json) == [["n": 2]])
     }
 
     @Test("a consumer that falls behind while a call waits loses what overflows, and is told how much")
     func inboxBound() async throws {
         let inbox = CodexAppServerInbox(budget: 100)
-        for index in 0..<5 { await inbox.put(["n": .int(Int64(index))], bytes: 40) }
+        for index in 0..<5 { await inbox.put([.whole(["n": .int(Int64(index))])], bytes: 40) }
         guard case .incoming(let messages, let lost) = try await inbox.next(timeout: .zero) else {
             Issue.record("nothing")
             return

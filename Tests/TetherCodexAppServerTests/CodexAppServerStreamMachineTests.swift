@@ -1,4 +1,5 @@
 import Testing
+import TetherCodexProtocol
 import TetherCore
 @testable import TetherCodexAppServer
 
@@ -23,6 +24,28 @@ struct CodexAppServerStreamMachineTests {
         // Each part completes once.
         let completed = events.of(.partCompleted).compactMap(\.part)
         #expect(Set(completed).count == completed.count)
+    }
+
+    @Test("deltas and items started read straight from their bytes mean what the messages parsed whole mean, --raw too",
+          arguments: [false, true])
+    func readStraightOrWhole(raw: Bool) throws {
+        var read = 0, hot = 0
+        for name in ["plain_turn_and_threads_stdio", "approval_turns_stdio", "reconnect_filechange_ws", "two_clients_ws"] {
+            let messages = try Transcript(name).unasked(by: "A")
+            func machine() -> CodexAppServerStreamMachine {
+                CodexAppServerStreamMachine(request: EventsRequest(follow: true, raw: raw),
+                                            configuration: .init(target: nil, endpoint: "ws://test", hasPrompt: false, newProcessPerConnection: false))
+            }
+            var whole = machine(), straight = machine()
+            for message in messages {
+                let wire = CodexAppServerStreamMachine.wire(message)
+                if case .hot = wire { read += 1 }
+                if let method = message["method"]?.string, message["id"] == nil,
+                   method == "item/started" || CodexItemDelta.target(ofMethod: method) != nil { hot += 1 }
+                #expect(straight.receive(wire, at: 1) == whole.receive(CodexAppServerMessage.whole(message), at: 1), "\(message.serialized)")
+            }
+        }
+        #expect(read == hot && read > 0)  // every delta and item started took the straight path
     }
 
     @Test("every decision of a command approval: one request, one resolution, the turn's outcome as observed")

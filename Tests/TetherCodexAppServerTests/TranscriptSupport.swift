@@ -1,4 +1,5 @@
 import Foundation
+import TetherCodexProtocol
 import TetherCore
 @testable import TetherCodexAppServer
 
@@ -65,9 +66,21 @@ extension CodexAppServerStreamMachine {
             configuration: .init(target: session, endpoint: "ws://test", hasPrompt: hasPrompt, newProcessPerConnection: newProcessPerConnection))
     }
 
-    /// Feeds messages; returns the events emitted.
+    /// Feeds messages as the connection's reader hands them on; returns the events emitted.
     mutating func feed(_ messages: [JSONValue]) -> [Event] {
         messages.flatMap { Self.events(receive($0, at: 0)) }
+    }
+
+    /// One message as the connection's reader hands it on: deltas and items started read
+    /// straight from their bytes, the rest parsed whole.
+    mutating func receive(_ message: JSONValue, at time: Double) -> [Action] {
+        receive(Self.wire(message), at: time)
+    }
+
+    static func wire(_ message: JSONValue) -> CodexAppServerMessage {
+        let text = Array(message.serialized.utf8)
+        if let hot = CodexHotMessage.read(text, strings: nil) { return .hot(hot, text: text) }
+        return .whole(message)
     }
 
     static func events(_ actions: [Action]) -> [Event] {
