@@ -54,13 +54,15 @@ let package = Package(
         // Domain: sessions, turns, parts, approvals, events, the Backend protocol, the JSONL codec.
         .target(name: "TetherCore", dependencies: ["TetherStreaming"], swiftSettings: strict),
         // Transport: libcurl HTTP + streaming, SSE decoding, line framing, reconnect policy.
+        // The digests (SHA-1, SHA-256) from libcrypto.
+        .target(name: "TetherDigest", dependencies: ["CCrypto"], swiftSettings: strict),
         .target(name: "TetherNet", dependencies: [
-            "CCurl", "CCrypto", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
+            "CCurl", "TetherDigest", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // What every adapter shares above the transport: how a transport failure reads to a user.
         .target(name: "TetherAdapterSupport", dependencies: ["TetherCore", "TetherNet"], swiftSettings: strict),
         // Tunnel: libssh2 direct-tcpip behind a loopback listener.
-        .target(name: "TetherSSH", dependencies: ["CLibSSH2", "CCrypto", .product(name: "Logging", package: "swift-log")],
+        .target(name: "TetherSSH", dependencies: ["CLibSSH2", "TetherDigest", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
         // Config: TOML profiles and tunnels, secret references, XDG paths, state directory.
         .target(name: "TetherConfig", dependencies: ["TetherCore", "TOMLKit"], swiftSettings: strict),
@@ -103,7 +105,7 @@ let package = Package(
         // The page's files and the OpenAPI document are real files under Page/, compiled into the
         // binary as byte arrays (`PackageResources.<file_name>`): one binary, nothing else on disk.
         .target(name: "TetherGateway", dependencies: [
-            "TetherCore", "CSQLite", "CCrypto",
+            "TetherCore", "CSQLite", "TetherDigest",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -130,6 +132,7 @@ let package = Package(
         linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
 
         .testTarget(name: "TetherStreamingTests", dependencies: ["TetherStreaming"], swiftSettings: strict),
+        .testTarget(name: "TetherDigestTests", dependencies: ["TetherDigest"], swiftSettings: strict),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"], swiftSettings: strict),
         .testTarget(name: "TetherGatewayClientTests", dependencies: ["TetherGatewayClient", "TetherCore"], swiftSettings: strict),
         .testTarget(name: "TetherACPTests", dependencies: [

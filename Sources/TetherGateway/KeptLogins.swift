@@ -1,5 +1,5 @@
-import CCrypto
 import Foundation
+import TetherDigest
 
 /// Login cookies kept in the log's database (gateway.md, "A fleet"): every replica honours a
 /// cookie another made, a logout or an expiry on one ends it on all, and a restart keeps it.
@@ -65,15 +65,8 @@ struct KeptLogins: Sendable {
 
     /// What the database keeps for `cookie`: its SHA-256, in hex.
     static func stored(_ cookie: String) -> String {
-        var digest = [UInt8](repeating: 0, count: 32)
-        let done = tether_sha256(cookie, cookie.utf8.count, &digest)
-        precondition(done == 1, "libcrypto's SHA-256 failed")
-        return digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        Digest.hex(Digest.sha256(Array(cookie.utf8)))
     }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
 
 /// One kept login: when it began and when it was last used (seconds since 1970, wall clock: the

@@ -1,4 +1,5 @@
 import CLibSSH2
+import TetherDigest
 import Foundation
 
 /// A server host key as the SSH wire carries it (the blob that known_hosts stores in base64).
@@ -20,7 +21,7 @@ struct HostKey: Equatable {
     var base64: String { Data(blob).base64EncodedString() }
 
     static func fingerprint(of blob: [UInt8]) -> String {
-        var text = Data(SHA256.hash(blob)).base64EncodedString()
+        var text = Data(Digest.sha256(blob)).base64EncodedString()
         while text.hasSuffix("=") { text.removeLast() }
         return "SHA256:\(text)"
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TetherDigest
 
 /// A `ws://` or `wss://` URL, split into what the connection needs: libcurl connects to the
 /// `http://` / `https://` equivalent (so TLS and proxies are libcurl's), and the opening
@@ -92,7 +93,7 @@ public struct WebSocketHandshake: Sendable {
 
     /// base64(SHA-1(key + the RFC's GUID)): what the server must answer in `Sec-WebSocket-Accept`.
     public static func acceptValue(for key: String) -> String {
-        Data(SHA1.hash(Array((key + guid).utf8))).base64EncodedString()
+        Data(Digest.sha1(Array((key + guid).utf8))).base64EncodedString()
     }
 
     /// The request, `\r\n`-terminated, ready for the wire.
