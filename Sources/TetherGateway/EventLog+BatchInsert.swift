@@ -76,3 +76,15 @@ extension EventLog {
         }
     }
 }
+
+extension EventRow {
+    /// Binds the row's six columns, in `InsertChunk.sql`'s order.
+    func bind(to insert: inout EventLog.RawInsert) {
+        insert.bind(event.ts)
+        insert.bind(event.type.rawValue)
+        insert.bind(event.profile)
+        insert.bind(event.session)
+        insert.bind(key)
+        insert.bind(line)
+    }
+}

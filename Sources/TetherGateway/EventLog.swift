@@ -93,12 +93,7 @@ public final class EventLog: Sendable {
     /// event). Each answer is the logged event, or nil where the duplicate rule dropped it —
     /// an equal event logged before, or earlier in the same batch.
     public func append(_ events: [Event]) throws -> [LoggedEvent?] {
-        var codec = EventCodec()
-        let rows = events.map { event -> PendingRow in
-            var bytes = codec.encode(event)
-            bytes.removeLast()  // the newline
-            return PendingRow(event: event, line: String(decoding: bytes, as: UTF8.self), key: EventDedupKey.key(for: event))
-        }
+        let rows = EventRow.prepare(events)
         return try pool.write { db -> [LoggedEvent?] in
             var logged = [LoggedEvent?](repeating: nil, count: rows.count)
             let kept = try Self.withoutDuplicates(rows, db)
@@ -122,7 +117,7 @@ public final class EventLog: Sendable {
 
     /// The indexes of the rows the duplicate rule keeps: no key, or a key neither logged (nor
     /// retired) before nor taken by an earlier row of the same batch.
-    private static func withoutDuplicates(_ rows: [PendingRow], _ db: Database) throws -> [Int] {
+    private static func withoutDuplicates(_ rows: [EventRow], _ db: Database) throws -> [Int] {
         // Looked up rather than INSERT OR IGNORE, which would spend a seq on a duplicate.
         let seen = try db.cachedStatement(sql: """
             SELECT EXISTS(SELECT 1 FROM event WHERE dedup_key = ?1) OR EXISTS(SELECT 1 FROM retired_dedup WHERE key = ?1)
@@ -139,25 +134,6 @@ public final class EventLog: Sendable {
         return kept
     }
 
-    /// One event ready for the log: its line and its dedup key.
-    private struct PendingRow {
-        let event: Event
-        let line: String
-        let key: String?
-
-        func bind(to insert: inout RawInsert) {
-            insert.bind(event.ts)
-            insert.bind(event.type.rawValue)
-            insert.bind(event.profile)
-            insert.bind(event.session)
-            insert.bind(key)
-            insert.bind(line)
-        }
-
-        func logged(seq: Int64) -> LoggedEvent {
-            LoggedEvent(seq: seq, type: event.type.rawValue, profile: event.profile, session: event.session, line: line)
-        }
-    }
 
     /// Up to `limit` events after `seq`, in seq order, matching `filter`.
     public func events(after seq: Int64, matching filter: EventQuery = EventQuery(), limit: Int = 500) throws -> [LoggedEvent] {

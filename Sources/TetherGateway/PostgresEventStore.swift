@@ -80,12 +80,7 @@ public final class PostgresEventStore: Sendable {
 extension PostgresEventStore: EventStore {
     public func append(_ events: [Event]) async throws -> [LoggedEvent?] {
         guard !events.isEmpty else { return [] }
-        var codec = EventCodec()
-        let rows = events.map { event -> (event: Event, line: String, key: String?) in
-            var bytes = codec.encode(event)
-            bytes.removeLast()  // the newline
-            return (event, String(decoding: bytes, as: UTF8.self), EventDedupKey.key(for: event))
-        }
+        let rows = EventRow.prepare(events)
         let keys = Array(Set(rows.compactMap(\.key)))
         let lease = Self.heldLease
         do {
@@ -95,7 +90,7 @@ extension PostgresEventStore: EventStore {
         }
     }
 
-    private func appendRows(_ rows: [(event: Event, line: String, key: String?)], keys: [String],
+    private func appendRows(_ rows: [EventRow], keys: [String],
                             lease: HeldLease?) async throws -> [LoggedEvent?] {
         let logger = logger
         return try await withTransaction { connection -> [LoggedEvent?] in
@@ -132,7 +127,7 @@ extension PostgresEventStore: EventStore {
                 sessions.append(event.session ?? "")
                 dedupKeys.append(row.key ?? "")
                 lines.append(row.line)
-                logged.append(LoggedEvent(seq: last, type: event.type.rawValue, profile: event.profile, session: event.session, line: row.line))
+                logged.append(row.logged(seq: last))
             }
             guard !seqs.isEmpty else { return logged }
             // One statement (one round trip) for the batch's rows, the counter and the notice, which
