@@ -42,7 +42,7 @@ let package = Package(
         // C shims over the system libraries: typed wrappers for variadic and macro APIs.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2", providers: [.apt(["libssh2-1-dev"])]),
-        // SHA-1 (the WebSocket handshake) and SHA-256 (host key fingerprints) from libcrypto.
+        // libcrypto's SHA-1 and SHA-256, for TetherDigest.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The QR code of `tether pair`'s link, drawn on the terminal.
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
@@ -53,9 +53,9 @@ let package = Package(
         .target(name: "TetherStreaming", swiftSettings: strict),
         // Domain: sessions, turns, parts, approvals, events, the Backend protocol, the JSONL codec.
         .target(name: "TetherCore", dependencies: ["TetherStreaming"], swiftSettings: strict),
-        // Transport: libcurl HTTP + streaming, SSE decoding, line framing, reconnect policy.
         // The digests (SHA-1, SHA-256) from libcrypto.
         .target(name: "TetherDigest", dependencies: ["CCrypto"], swiftSettings: strict),
+        // Transport: libcurl HTTP + streaming, SSE decoding, line framing, reconnect policy.
         .target(name: "TetherNet", dependencies: [
             "CCurl", "TetherDigest", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),

@@ -56,8 +56,8 @@ struct CodexAppServerEventStream: Sendable {
         var received = Event.now()  // what came together
         _ = try await pumpStream(batches: {
             guard case .incoming(let messages, let lost) = try await inbox.next(timeout: nil) else { return nil }
-            received = Event.now()
             if lost > 0 { try await execute(machine.lost(count: lost), &machine, client, outbox) }
+            received = Event.now()  // after the resync a loss runs: its events go out first
             return messages
         }, leaving: CodexAppServerMessage.whole(.null), isDone: { machine.isDone }, feed: { message in
             try await execute(machine.receive(message, at: received), &machine, client, outbox)

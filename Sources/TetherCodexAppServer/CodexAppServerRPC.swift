@@ -10,8 +10,9 @@ import TetherCore
 /// sends — notifications and its requests — is decoded here, on the reader's task and so ahead
 /// of the consumers (item deltas and `item/started` straight from their bytes,
 /// ``CodexHotMessage``; the rest parsed whole), and handed to `deliver` a read's worth at a
-/// time, in order (the hub puts it in each subscriber's bounded ``CodexAppServerInbox``); so is
-/// the connection's end. The reader waits for `deliver`: a subscriber that is behind holds the
+/// time, in order — what came before a response is handed on before its call is answered (the
+/// hub puts it in each subscriber's bounded ``CodexAppServerInbox``); so is the connection's
+/// end. The reader waits for `deliver`: a subscriber that is behind holds the
 /// reading up, and the socket or pipe pushes back on the server — except while a call waits for
 /// its response (``hasCallsWaiting``), which must still be read: then what does not fit is
 /// dropped, counted. Unparsable messages are logged and skipped, as the app-server itself skips

@@ -191,6 +191,12 @@ struct FloodTests {
             #expect(flood.allSatisfy { string($0, "params", "threadId") == CodexAppServerSimulator.floodThreadID })
             let whole = flood.first { ($0["method"] as? String) == "item/completed" }
             #expect(string(whole, "params", "item", "text") == String(repeating: "flood chunk ", count: 2500))
+            // Resumed again (a client's resync): answered, and no second flood.
+            _ = try await peer.call(4, "thread/resume", ["threadId": CodexAppServerSimulator.floodThreadID, "excludeTurns": true])
+            try await Task.sleep(for: .milliseconds(300))
+            let after = try await peer.call(5, "thread/loaded/list", [:])
+            #expect(member(after, "result") != nil)
+            #expect(peer.inbox.received.count { $0.contains("item/agentMessage/delta") } == 2500, "a second flood")
         }
     }
 

@@ -5,9 +5,10 @@ import Foundation
 /// `turn/completed` — in the shapes of a real turn, so a client maps it as one.
 ///
 /// The turn runs in one thread, ``floodThreadID``, which exists from the start (one earlier
-/// turn, so it can be resumed). A connection gets the flood once it resumes that thread, right
-/// after the resume's response: codex streams a thread's events to its subscribers only, so a
-/// client's own calls (listing, resuming) are answered before the flood, never behind it.
+/// turn, so it can be resumed). A connection gets the flood once, when it first resumes that
+/// thread, right after the resume's response: codex streams a thread's events to its
+/// subscribers only, so a client's own calls (listing, resuming) are answered before the flood,
+/// never behind it; a client resuming again (a resync) does not start a second one.
 extension CodexAppServerSimulator {
     /// The flood's thread: `thread/resume` it to receive the flood.
     public static let floodThreadID = "019af100-d000-7000-8000-00000000f100"
@@ -25,7 +26,11 @@ extension CodexAppServerSimulator {
     }
 
     func flood(to connection: Int) {
-        guard let count = options.flood else { return }
+        guard let count = options.flood, state.withLock({ state -> Bool in
+            guard state.connections[connection]?.flooded == false else { return false }
+            state.connections[connection]?.flooded = true
+            return true
+        }) else { return }
         let thread = Self.floodThreadID
         let turn = CodexAppServerIDs.uuidV7()
         let item = CodexAppServerIDs.messageID()

@@ -19,6 +19,8 @@ extension CodexAppServerSimulator {
         var experimental = false
         var optOut: Set<String> = []
         var subscriptions: Set<String> = []
+        /// It was sent the flood (`--flood`): once per connection.
+        var flooded = false
     }
 
     /// An item of a turn, as the rollout keeps it.
