@@ -59,6 +59,10 @@ actor ApprovalDesk {
         }
         let line = Self.line(of: resolved)
         try await log.settleDecision(profile: profile.name, approval: id, claim: claim, line: line)
+        // Another gateway's `approval.resolved` comes through its log, with its cursor: a copy
+        // recorded here too would race it, and whichever came second would be dropped as a
+        // duplicate — when that was the upstream's, its cursor would be missing from this log.
+        guard profile.kind != .gateway else { return line }
         do {
             try await journal.record(resolved)
         } catch {
