@@ -21,12 +21,38 @@ import Synchronization
 /// - Cancellation (the consumer is gone) wakes everyone: sends throw `CancellationError`, a
 ///   blocked thread returns `false`. A consumer that may give up one wait and come back (a
 ///   connection's `receive()`) waits with `next(cancellation: .endsWaitOnly)` instead.
+/// - Lossy when it must be: a producer that may not always wait (a connection's reader while
+///   a call's response is still to come, behind what fills the channel) sends with
+///   `send(contentsOf:weight:mayWait:overfill:)`. What it cannot place is dropped and counted,
+///   and a consumer that takes with `next(timeout:)` learns how many elements it lost.
 public final class BatchChannel<Element: Sendable>: Sendable {
+    /// What a consumer waiting with `next(timeout:)` receives.
+    public enum Received: Sendable {
+        /// Everything buffered, oldest first; `lost` elements were dropped after these, in the
+        /// order they came (a lossy send drops everything once it drops one, until the next take).
+        case batch([Element], lost: Int)
+        case timedOut
+        /// The producer finished (one that failed makes `next` throw its error).
+        case ended
+    }
+
+    /// The waiting consumer: `token` tells one wait from the next, for a timer that fires late.
+    private struct Consumer {
+        var token: Int
+        var continuation: CheckedContinuation<Received, any Error>
+    }
+
     private struct State {
         var buffer: [Element] = []
         /// What `buffer` weighs (the weights its batches were sent with, or their counts).
         var weight = 0
-        var consumer: CheckedContinuation<[Element]?, any Error>?
+        /// Elements dropped since the consumer last took (`send(…mayWait:overfill:)`).
+        var lost = 0
+        var consumer: Consumer?
+        var consumerTokens = 0
+        /// How often `rouseProducers()` was called: a lossy producer that asked `mayWait` before
+        /// the latest rouse asks again instead of parking.
+        var rouses = 0
         var parkedTasks: [CheckedContinuation<Void, any Error>] = []
         var parkedThreads: [DispatchSemaphore] = []
         /// `trySend`'s producers that found the channel full, to call once there is room.
@@ -74,18 +100,25 @@ public final class BatchChannel<Element: Sendable>: Sendable {
 
     private enum Offer {
         case taken
-        case handed(CheckedContinuation<[Element]?, any Error>)
+        case handed(CheckedContinuation<Received, any Error>)
         case full
         case closed
     }
 
     private enum Take {
-        case batch([Element], Parked)
-        case end(Result<[Element]?, any Error>)
+        case batch(Received, Parked)
+        case end(Result<Received, any Error>)
         case wait
     }
 
     private enum Room { case park, retry, closed }
+
+    /// What a lossy send does with its batch, decided under the lock.
+    private enum LossyStep {
+        case offered(Offer)
+        case dropped
+        case park
+    }
 
     private let state = Mutex(State())
     /// How many elements (or how much weight) may wait before producers wait too.
@@ -121,12 +154,72 @@ public final class BatchChannel<Element: Sendable>: Sendable {
             switch offer(batch, weight: weight) {
             case .taken: return
             case .handed(let consumer):
-                consumer.resume(returning: batch)
+                consumer.resume(returning: .batch(batch, lost: 0))
                 return
             case .closed: throw CancellationError()
             case .full: try await waitForRoom()
             }
         }
+    }
+
+    /// What a lossy `send` did with its batch.
+    public enum LossySendOutcome: Sendable, Equatable {
+        /// Buffered, or handed to the waiting consumer.
+        case accepted
+        /// Dropped, and counted for the consumer.
+        case dropped
+    }
+
+    /// `send` for a producer that may not always wait: a connection's reader while a call waits
+    /// for its response, which comes behind what fills the channel. While `mayWait()` says so
+    /// it waits for room like `send`; otherwise a full channel takes batches until it holds
+    /// `overfill` (in the same unit as the capacity), and drops the rest, counted for a
+    /// consumer that takes with `next(timeout:)` (`Received.batch(_:lost:)`). Once it drops a
+    /// batch it drops every batch until the consumer takes, so what was lost came after what
+    /// the consumer then receives. A producer waiting for room asks `mayWait()` again when
+    /// `rouseProducers()` is called (the producer's owner calls it as a call starts).
+    @discardableResult
+    public func send(contentsOf batch: [Element], weight: Int? = nil, mayWait: () -> Bool,
+                     overfill: Int = 0) async throws -> LossySendOutcome {
+        guard !batch.isEmpty else { return .accepted }
+        let weight = weight ?? batch.count
+        while true {
+            let rouses = state.withLock { $0.rouses }  // before asking: a rouse after it is seen below
+            let waits = mayWait()
+            let step: LossyStep = state.withLock { state in
+                if state.lost == 0 || state.cancelled || state.ended {
+                    let offered = offer(batch, weight: weight, &state)
+                    guard case .full = offered else { return .offered(offered) }
+                }
+                if waits, state.lost == 0 { return state.rouses == rouses ? .park : .offered(.full) }
+                if state.lost == 0, state.weight < max(overfill, capacity) {
+                    state.buffer.append(contentsOf: batch)
+                    state.weight += weight
+                    return .offered(.taken)
+                }
+                state.lost += batch.count
+                return .dropped
+            }
+            switch step {
+            case .offered(.taken): return .accepted
+            case .offered(.handed(let consumer)):
+                consumer.resume(returning: .batch(batch, lost: 0))
+                return .accepted
+            case .offered(.closed): throw CancellationError()
+            case .offered(.full): continue  // roused meanwhile: ask again
+            case .dropped: return .dropped
+            case .park: try await waitForRoom(unlessRousedSince: rouses)
+            }
+        }
+    }
+
+    /// Wakes producers waiting for room, so that lossy ones ask `mayWait()` again.
+    public func rouseProducers() {
+        let parked = state.withLock { state in
+            state.rouses += 1
+            return state.takeParked()
+        }
+        parked.wake()
     }
 
     public func send(_ element: Element) async throws {
@@ -143,7 +236,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
             switch offer(batch, weight: weight) {
             case .taken: return true
             case .handed(let consumer):
-                consumer.resume(returning: batch)
+                consumer.resume(returning: .batch(batch, lost: 0))
                 return true
             case .closed: return false
             case .full:
@@ -177,7 +270,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
         switch offered {
         case .taken: return .accepted
         case .handed(let consumer):
-            consumer.resume(returning: batch)
+            consumer.resume(returning: .batch(batch, lost: 0))
             return .accepted
         case .full: return .full
         case .closed: return .closed
@@ -199,18 +292,18 @@ public final class BatchChannel<Element: Sendable>: Sendable {
 
     /// No more elements: the consumer gets what is buffered, then the end (or `error`).
     public func finish(throwing error: (any Error)? = nil) {
-        var consumer: CheckedContinuation<[Element]?, any Error>?
+        var consumer: CheckedContinuation<Received, any Error>?
         var parked = Parked()
         state.withLock { state in
             guard !state.ended else { return }
             state.ended = true
             state.failure = error
             parked = state.takeParked()
-            if state.buffer.isEmpty { consumer = state.consumer }
+            if state.buffer.isEmpty { consumer = state.consumer?.continuation }
             state.consumer = nil
         }
         parked.wake(throwing: CancellationError())
-        if let error { consumer?.resume(throwing: error) } else { consumer?.resume(returning: nil) }
+        if let error { consumer?.resume(throwing: error) } else { consumer?.resume(returning: .ended) }
     }
 
     /// The consumer is gone: wake everyone; later sends fail.
@@ -219,7 +312,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
             state.cancelled = true
             let parked = state.takeParked()
             defer { state.consumer = nil }
-            return (state.consumer, parked)
+            return (state.consumer?.continuation, parked)
         }
         parked.wake(throwing: CancellationError())
         consumer?.resume(throwing: CancellationError())
@@ -232,23 +325,49 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     /// Everything buffered, oldest first, waiting for the next batch when there is none; nil
     /// at the end. Rethrows the producer's failure; throws `CancellationError` after `cancel`,
     /// or when the waiting task is cancelled (which, by default, cancels the channel too).
+    /// Elements a lossy send dropped are not counted here: such a channel is read with
+    /// `next(timeout:)`.
     public func next(cancellation: ConsumerCancellation = .cancelsChannel) async throws -> [Element]? {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Element]?, any Error>) in
+        switch try await take(timeout: nil, cancellation: cancellation) {
+        case .batch(let batch, _): batch
+        case .ended, .timedOut: nil
+        }
+    }
+
+    /// Everything buffered and how many elements were dropped after it, waiting up to
+    /// `timeout` (nil: for ever; zero: only what is there) when there is none. Nothing is lost
+    /// to the timeout: a batch is handed over or left buffered, never both. Rethrows the
+    /// producer's failure; a cancelled wait throws `CancellationError` and leaves the channel
+    /// as it was (`ConsumerCancellation.endsWaitOnly`).
+    public func next(timeout: Duration?) async throws -> Received {
+        try await take(timeout: timeout, cancellation: .endsWaitOnly)
+    }
+
+    private func take(timeout: Duration?, cancellation: ConsumerCancellation) async throws -> Received {
+        let token = state.withLock { state in
+            state.consumerTokens += 1
+            return state.consumerTokens
+        }
+        var timer: Task<Void, Never>?
+        defer { timer?.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Received, any Error>) in
                 let outcome: Take = state.withLock { state in
                     if state.cancelled { return .end(.failure(CancellationError())) }
-                    if !state.buffer.isEmpty {
+                    if !state.buffer.isEmpty || state.lost > 0 {
                         // Handed over whole; the next offer to an empty buffer becomes it, so
                         // nothing is reserved here.
-                        let batch = state.buffer
+                        let batch = Received.batch(state.buffer, lost: state.lost)
                         state.buffer = []
                         state.weight = 0
+                        state.lost = 0
                         return .batch(batch, state.takeParked())
                     }
-                    if state.ended { return .end(state.failure.map { .failure($0) } ?? .success(nil)) }
+                    if state.ended { return .end(state.failure.map { .failure($0) } ?? .success(.ended)) }
                     // Checked under the lock: a cancellation handler that ran first found no wait to end.
                     if cancellation == .endsWaitOnly, Task.isCancelled { return .end(.failure(CancellationError())) }
-                    state.consumer = continuation
+                    if let timeout, timeout <= .zero { return .end(.success(.timedOut)) }
+                    state.consumer = Consumer(token: token, continuation: continuation)
                     return .wait
                 }
                 switch outcome {
@@ -256,22 +375,33 @@ public final class BatchChannel<Element: Sendable>: Sendable {
                     parked.wake()
                     continuation.resume(returning: batch)
                 case .end(let result): continuation.resume(with: result)
-                case .wait: break
+                case .wait:
+                    // Armed once the wait is registered: a timer that fires now finds it.
+                    timer = timeout.map { timeout in
+                        Task {
+                            try? await Task.sleep(for: timeout)
+                            self.endWait(token: token, with: .success(.timedOut))
+                        }
+                    }
                 }
             }
         } onCancel: {
             switch cancellation {
-            case .cancelsChannel:
-                self.cancel()
-            case .endsWaitOnly:
-                // A producer that already took the continuation resumes it with its batch.
-                let waiting = self.state.withLock { state in
-                    defer { state.consumer = nil }
-                    return state.consumer
-                }
-                waiting?.resume(throwing: CancellationError())
+            case .cancelsChannel: self.cancel()
+            case .endsWaitOnly: self.endWait(token: token, with: .failure(CancellationError()))
             }
         }
+    }
+
+    /// Ends the wait `token` if it is still the one waiting (a producer that already took the
+    /// continuation resumes it with its batch).
+    private func endWait(token: Int, with result: Result<Received, any Error>) {
+        let waiting = state.withLock { state -> CheckedContinuation<Received, any Error>? in
+            guard let consumer = state.consumer, consumer.token == token else { return nil }
+            state.consumer = nil
+            return consumer.continuation
+        }
+        waiting?.resume(with: result)
     }
 
     // MARK: Steps (each under the lock once)
@@ -284,7 +414,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
         if state.cancelled || state.ended { return .closed }
         if let consumer = state.consumer {
             state.consumer = nil
-            return .handed(consumer)
+            return .handed(consumer.continuation)
         }
         guard state.weight < capacity else { return .full }
         if state.buffer.isEmpty { state.buffer = batch } else { state.buffer.append(contentsOf: batch) }
@@ -293,12 +423,15 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     }
 
 
-    private func waitForRoom() async throws {
+    /// Parks the producer until the consumer takes, the channel closes, or (`rouses` given)
+    /// `rouseProducers()` is called — or has been since the producer read `rouses`.
+    private func waitForRoom(unlessRousedSince rouses: Int? = nil) async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let decision: Room = state.withLock { state in
                     if state.cancelled || state.ended { return .closed }
                     if state.weight < capacity { return .retry }
+                    if let rouses, state.rouses != rouses { return .retry }
                     state.parkedTasks.append(continuation)
                     return .park
                 }
