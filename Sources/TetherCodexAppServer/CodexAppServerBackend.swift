@@ -346,7 +346,7 @@ public struct CodexAppServerBackend: Backend {
             switch try await inbox.next(timeout: deadline - .now) {
             case .ended, .timedOut:
                 return nil
-            case .incoming(let messages, _):
+            case .batch(let messages, _):
                 for message in messages.compactMap(\.whole) {  // a request is never read straight
                     guard let request = message["id"], CodexApprovalID.token(for: request) == CodexApprovalID.token(for: approval.request),
                           CodexApprovalID.Kind(method: message["method"]?.string ?? "") == approval.kind,
@@ -368,7 +368,7 @@ public struct CodexAppServerBackend: Backend {
             switch try await inbox.next(timeout: deadline - .now) {
             case .ended, .timedOut:
                 return false
-            case .incoming(let messages, _):
+            case .batch(let messages, _):
                 for message in messages.compactMap(\.whole) where message["params"]?["threadId"]?.string == approval.thread {
                     switch message["method"]?.string {
                     case "serverRequest/resolved":
@@ -391,7 +391,7 @@ public struct CodexAppServerBackend: Backend {
         while ContinuousClock.now < deadline {
             switch try await inbox.next(timeout: Swift.min(configuration.settle, deadline - .now)) {
             case .ended, .timedOut: return collected
-            case .incoming(let messages, _): collected += messages.map(\.json)
+            case .batch(let messages, _): collected += messages.map(\.json)
             }
         }
         return collected

@@ -20,12 +20,13 @@ final class CodexAppServerClient: Sendable {
     }
 
     /// Connects (``CodexAppServerConnector``), then `initialize` + `initialized`.
-    /// What the server sends unasked goes to `deliver`, from the connection's reader.
-    static func open(_ configuration: CodexAppServerBackend.Configuration, logger: Logger,
+    /// What the server sends unasked goes to `deliver`, from the connection's reader; `onCall`
+    /// is told when a call starts waiting (``CodexAppServerRPC``).
+    static func open(_ configuration: CodexAppServerBackend.Configuration, logger: Logger, onCall: @escaping @Sendable () -> Void,
                      deliver: @escaping @Sendable (CodexAppServerRPC.Incoming, CodexAppServerRPC) async -> Void) async throws
         -> CodexAppServerClient {
         let link = try await CodexAppServerConnector.connect(configuration, logger: logger)
-        let rpc = CodexAppServerRPC(link: link, logger: logger, deliver: deliver)
+        let rpc = CodexAppServerRPC(link: link, logger: logger, onCall: onCall, deliver: deliver)
         rpc.start()
         let unready = CodexAppServerClient(rpc: rpc, configuration: configuration, userAgent: nil, logger: logger)
         do {

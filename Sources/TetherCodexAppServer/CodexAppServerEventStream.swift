@@ -54,14 +54,18 @@ struct CodexAppServerEventStream: Sendable {
         try await execute(machine.connected(at: Event.now()), &machine, client, outbox)
         try await outbox.flush()
         var received = Event.now()  // what came together
+        var lost = 0  // dropped after the batch: the machine resyncs once it has the batch
         _ = try await pumpStream(batches: {
-            guard case .incoming(let messages, let lost) = try await inbox.next(timeout: nil) else { return nil }
-            if lost > 0 { try await execute(machine.lost(count: lost), &machine, client, outbox) }
-            received = Event.now()  // after the resync a loss runs: its events go out first
+            guard case .batch(let messages, let dropped) = try await inbox.next(timeout: nil) else { return nil }
+            received = Event.now()
+            lost = dropped
             return messages
         }, leaving: CodexAppServerMessage.whole(.null), isDone: { machine.isDone }, feed: { message in
             try await execute(machine.receive(message, at: received), &machine, client, outbox)
-        }, endOfBatch: { try await outbox.flush() })
+        }, endOfBatch: {
+            if lost > 0, !machine.isDone { try await execute(machine.lost(count: lost), &machine, client, outbox) }
+            try await outbox.flush()
+        })
         try await outbox.flush()
     }
 

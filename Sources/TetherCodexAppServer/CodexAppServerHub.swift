@@ -1,6 +1,15 @@
 import Logging
 import Synchronization
 import TetherCore
+import TetherStreaming
+
+/// What one consumer (an event stream, an `approve` waiting for its request) receives from the
+/// app-server connection: its messages in order, bounded in wire bytes (``CodexAppServerHub/inboxBytes``).
+/// When it is full the connection's reader waits (and through the socket or pipe, the server)
+/// — unless a call waits for its response, which must still be read: then what does not fit
+/// is dropped, and the consumer is told how many messages (`Received.batch(_:lost:)`) and
+/// re-reads the threads it follows.
+typealias CodexAppServerInbox = BatchChannel<CodexAppServerMessage>
 
 /// The one app-server connection a backend's commands share, as the protocol note advises (one
 /// connection per backend, its own buffering above it): an event stream, `send`, `approve` and
@@ -26,6 +35,10 @@ final class CodexAppServerHub: Sendable {
         var subscribers: [Int: CodexAppServerInbox] = [:]
         var nextSubscriber = 0
     }
+
+    /// Each subscriber's bound, in wire bytes: a read's worth past it waits (the size chosen is
+    /// measured in bench/PROFILE.md).
+    static let inboxBytes = 1 << 20
 
     private let configuration: CodexAppServerBackend.Configuration
     private let logger: Logger
@@ -56,7 +69,7 @@ final class CodexAppServerHub: Sendable {
     func subscribe() async throws -> (connection: Connection, inbox: CodexAppServerInbox, id: Int) {
         while true {
             let connection = try await connection()
-            let inbox = CodexAppServerInbox()
+            let inbox = CodexAppServerInbox(capacity: Self.inboxBytes)
             let id = state.withLock { state -> Int? in
                 // Made on the connection still live, or not at all (it ended meanwhile: again).
                 guard state.current?.generation == connection.generation else { return nil }
@@ -85,9 +98,11 @@ final class CodexAppServerHub: Sendable {
             return state.generation
         }
         do {
-            let client = try await CodexAppServerClient.open(configuration, logger: logger) { [weak self] incoming, rpc in
+            let client = try await CodexAppServerClient.open(configuration, logger: logger, onCall: { [weak self] in
+                self?.rouseReader()
+            }, deliver: { [weak self] incoming, rpc in
                 await self?.hand(incoming, from: generation, rpc: rpc)
-            }
+            })
             let connection = Connection(client: client, generation: generation)
             let ended = state.withLock { state -> Bool in
                 state.opening = nil
@@ -114,7 +129,10 @@ final class CodexAppServerHub: Sendable {
             let inboxes = state.withLock { state in
                 state.current?.generation == generation ? Array(state.subscribers.values) : []
             }
-            for inbox in inboxes { await inbox.put(messages, bytes: bytes, mayWait: { !rpc.hasCallsWaiting }) }
+            for inbox in inboxes {
+                // Closed only when its subscriber left: nothing to hand it any more.
+                _ = try? await inbox.send(contentsOf: messages, weight: bytes, mayWait: { !rpc.hasCallsWaiting })
+            }
         case .ended(let error):
             let inboxes = state.withLock { state -> [CodexAppServerInbox] in
                 guard state.current == nil || state.current?.generation == generation else { return [] }
@@ -123,7 +141,12 @@ final class CodexAppServerHub: Sendable {
                 return Array(state.subscribers.values)
             }
             logger.debug("app-server connection ended", metadata: ["endpoint": "\(configuration.endpoint)", "error": "\(error.map { "\($0)" } ?? "none")"])
-            for inbox in inboxes { inbox.end(error) }
+            for inbox in inboxes { inbox.finish(throwing: error) }
         }
+    }
+
+    /// A call started: a reader held up by a full inbox asks again whether it may wait.
+    private func rouseReader() {
+        for inbox in state.withLock({ Array($0.subscribers.values) }) { inbox.rouseProducers() }
     }
 }

@@ -15,7 +15,8 @@ import TetherCore
 /// end. The reader waits for `deliver`: a subscriber that is behind holds the
 /// reading up, and the socket or pipe pushes back on the server — except while a call waits for
 /// its response (``hasCallsWaiting``), which must still be read: then what does not fit is
-/// dropped, counted. Unparsable messages are logged and skipped, as the app-server itself skips
+/// dropped, counted (`onCall` tells the inboxes' owner a call started, so that a reader held up
+/// asks again). Unparsable messages are logged and skipped, as the app-server itself skips
 /// ours.
 final class CodexAppServerRPC: Sendable {
     /// An app-server `{"error":{code,message,data}}`.
@@ -56,12 +57,16 @@ final class CodexAppServerRPC: Sendable {
     let link: any CodexAppServerLink
     private let logger: Logger
     private let deliver: @Sendable (Incoming, CodexAppServerRPC) async -> Void
+    private let onCall: @Sendable () -> Void
     private let state = Mutex(State())
 
-    /// `deliver` is given this RPC too, to ask whether a call waits.
-    init(link: any CodexAppServerLink, logger: Logger, deliver: @escaping @Sendable (Incoming, CodexAppServerRPC) async -> Void) {
+    /// `deliver` is given this RPC too, to ask whether a call waits; `onCall` is called once a
+    /// call waits for its response (a reader held up by a full inbox must then read on).
+    init(link: any CodexAppServerLink, logger: Logger, onCall: @escaping @Sendable () -> Void = {},
+         deliver: @escaping @Sendable (Incoming, CodexAppServerRPC) async -> Void) {
         self.link = link
         self.logger = logger
+        self.onCall = onCall
         self.deliver = deliver
     }
 
@@ -102,6 +107,7 @@ final class CodexAppServerRPC: Sendable {
                 continuation.resume(returning: .failure(ended))
                 return
             }
+            onCall()
             Task {
                 do {
                     try await link.send(text)

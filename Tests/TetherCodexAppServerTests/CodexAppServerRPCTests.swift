@@ -41,9 +41,9 @@ struct CodexAppServerRPCTests {
     @Test("a response answers its call; the server's requests and notifications go to the consumer, garbage nowhere")
     func routing() async throws {
         let link = ScriptedLink()
-        let inbox = CodexAppServerInbox()
+        let inbox = CodexAppServerInbox(capacity: 1 << 20)
         let rpc = CodexAppServerRPC(link: link, logger: logger) { incoming, _ in
-            if case .messages(let messages, let bytes) = incoming { await inbox.put(messages, bytes: bytes) }
+            if case .messages(let messages, let bytes) = incoming { try? await inbox.send(contentsOf: messages, weight: bytes) }
         }
         rpc.start()
         async let answer = rpc.call("thread/list", params: [:], timeout: .seconds(5))
@@ -56,7 +56,7 @@ struct CodexAppServerRPCTests {
                     #"{"id":\#(id),"result":{"data":[]}}"#)
         #expect(try await answer["data"] == [])
         // What came before the response was handed on before the call was answered.
-        guard case .incoming(let messages, let lost) = try await inbox.next(timeout: .zero) else {
+        guard case .batch(let messages, let lost) = try await inbox.next(timeout: .zero) else {
             Issue.record("nothing handed on")
             return
         }
@@ -93,30 +93,28 @@ struct CodexAppServerRPCTests {
         guard case .failure(.closed) = await cut else { Issue.record("the call did not fail with the connection"); return }
     }
 
-    @Test("a full inbox holds the reader up until the consumer takes; while a call waits it drops instead")
-    func inboxBackpressure() async throws {
-        let inbox = CodexAppServerInbox(budget: 100)
-        for index in 0..<2 { await inbox.put([.whole(["n": .int(Int64(index))])], bytes: 40, mayWait: { true }) }
-        let third = Task { await inbox.put([.whole(["n": 2])], bytes: 40, mayWait: { true }, recheck: .seconds(30)) }
-        try await Task.sleep(for: .milliseconds(100))
-        guard case .incoming(let first, 0) = try await inbox.next(timeout: .zero) else { Issue.record("nothing"); return }
-        #expect(first.count == 2)
-        await third.value  // the take made room: it went in, nothing was lost
-        guard case .incoming(let second, 0) = try await inbox.next(timeout: .seconds(1)) else { Issue.record("lost"); return }
-        #expect(second.map(\.json) == [["n": 2]])
-    }
-
-    @Test("a consumer that falls behind while a call waits loses what overflows, and is told how much")
-    func inboxBound() async throws {
-        let inbox = CodexAppServerInbox(budget: 100)
-        for index in 0..<5 { await inbox.put([.whole(["n": .int(Int64(index))])], bytes: 40) }
-        guard case .incoming(let messages, let lost) = try await inbox.next(timeout: .zero) else {
-            Issue.record("nothing")
+    @Test("a full inbox holds the reader up; a call that starts makes it read on, dropping what does not fit, so its response is read")
+    func aCallReleasesAHeldReader() async throws {
+        let link = ScriptedLink()
+        let inbox = CodexAppServerInbox(capacity: 100)
+        let rpc = CodexAppServerRPC(link: link, logger: logger, onCall: { inbox.rouseProducers() }) { incoming, rpc in
+            if case .messages(let messages, let bytes) = incoming {
+                _ = try? await inbox.send(contentsOf: messages, weight: bytes, mayWait: { !rpc.hasCallsWaiting })
+            }
+        }
+        rpc.start()
+        for index in 0..<3 { link.server(#"{"method":"thread/status/changed","params":{"threadId":"t\#(index)"}}"#) }
+        try await Task.sleep(for: .milliseconds(100))  // two fill the inbox; the reader holds the third
+        async let answer = rpc.call("thread/list", params: [:], timeout: .seconds(5))
+        let id = try await link.callID(0)
+        link.server(#"{"id":\#(id),"result":{"data":[]}}"#)
+        #expect(try await answer["data"] == [])  // read though nobody took from the inbox
+        guard case .batch(let messages, let lost) = try await inbox.next(timeout: .zero) else {
+            Issue.record("nothing handed on")
             return
         }
-        #expect(messages.count == 2 && lost == 3)
-        inbox.end(nil)
-        guard case .ended = try await inbox.next(timeout: .seconds(1)) else { Issue.record("not ended"); return }
+        #expect(messages.map { $0.json["params"]?["threadId"]?.string } == ["t0", "t1"])
+        #expect(lost == 1)
     }
 
     @Test("Codex's refusals read as what they mean")
