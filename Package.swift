@@ -81,7 +81,7 @@ let package = Package(
             "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .target(name: "TetherCodexMonitor", dependencies: [
-            "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .target(name: "TetherNotification", dependencies: [
             "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
@@ -160,7 +160,7 @@ let package = Package(
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore", "TetherNet", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
-        .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCodexProtocol", "TetherCore", "TetherNet", "TetherTestSupport"],
+        .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCodexProtocol", "TetherCore", "TetherNet", "TetherStreaming", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherCodexAppServerTests", dependencies: [
             "TetherCodexAppServer", "TetherCodexProtocol", "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),

@@ -3,6 +3,7 @@ import Logging
 import TetherAdapterSupport
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// The live side of the CodexMonitor backend, reduced to I/O: one connection at a time (and
 /// the reconnect schedule), the daemon reads a resync needs, and the execution of what
@@ -17,9 +18,6 @@ struct CodexMonitorEventStream: Sendable {
 
     private var configuration: CodexMonitorBackend.Configuration { backend.configuration }
     private var logger: Logger { backend.logger }
-
-    /// The most notifications mapped before what they produced is handed on.
-    private static let batchLimit = 1024
 
     func run() -> EventStream {
         EventChannel.stream { channel in try await pump(channel) }
@@ -75,59 +73,54 @@ struct CodexMonitorEventStream: Sendable {
     }
 
     /// One connection's life: the machine resyncs (and maybe sends), then notifications until
-    /// the end.
+    /// the end, through the kernel's pump (the connection's reader decoded them ahead,
+    /// ``CodexMonitorRPC``). A wait that outlasts the machine's next tick runs the tick (the
+    /// keepalive).
     private func live(_ link: inout Link?, _ machine: inout CodexMonitorStreamMachine, _ outbox: EventOutbox) async throws {
         try await execute(machine.connected(at: Event.now()), &machine, &link, outbox)
-        // Parsing on the reader's side: this task is left the machine's work (bench/PROFILE.md).
-        link?.client.rpc.setDecoding(.init(keepingRaw: request.raw, ahead: true))
+        try await outbox.flush()
+        guard let client = link?.client else { return }
+        client.rpc.setKeepingRaw(request.raw)
+        // For lines the reader kept as bytes (a backlog read while a call waited).
         let strings = JSONStringTable(vocabulary: CodexMonitorHotLine.busyWords)
-        while !machine.isDone {
-            guard let client = link?.client else { return }
-            try await outbox.flush()  // what the resync or the last batch produced, before waiting
-            strings.startBatch()
-            var polled = try await next(client, upTo: Self.batchLimit, timeout: machine.timeUntilTick(at: Event.now()),
-                                        strings: strings)
-            var handled = 0
-            // Everything already queued is mapped before the batch goes out; nothing waits for input.
-            while true {
-                var incomingCount: Int?
-                switch consume polled {
-                case .ended:
-                    try await outbox.flush()
-                    return
-                case .timedOut:
-                    if handled == 0 { try await execute(machine.tick(at: Event.now()), &machine, &link, outbox) }
-                case .incoming(var batch):
-                    incomingCount = batch.count
-                    // Each notification is moved to the machine, not copied.
-                    for index in batch.indices {
-                        // Read per notification: a resync or a send inside the batch takes time.
-                        let now = Event.now()
-                        if machine.isDone { break }  // the rest goes with the connection, closed next
-                        switch batch.moveOut(at: index, leaving: .lost(count: 0)) {
-                        case .lost(let count):
-                            try await execute(machine.lost(count: count, at: now), &machine, &link, outbox)
-                        case .notification(let method, let params, let raw):
-                            try await execute(machine.receive(method: method, params: params, raw: raw, at: now), &machine, &link, outbox)
-                        case .hot(let hot):
-                            try await execute(machine.receive(hot, at: now), &machine, &link, outbox)
-                        }
-                    }
-                    handled += incomingCount ?? 0
-                }
-                guard incomingCount != nil, !machine.isDone, handled < Self.batchLimit else { break }
-                polled = try await next(client, upTo: Self.batchLimit - handled, timeout: .zero, strings: strings)
+        var lost = 0  // dropped after the batch: the machine resyncs once it has the batch
+        func receive(_ incoming: CodexMonitorRPC.Incoming) async throws {
+            let now = Event.now()  // per notification: a resync or a send inside the batch takes time
+            switch incoming {
+            case .notification(let method, let params, let raw):
+                try await execute(machine.receive(method: method, params: params, raw: raw, at: now), &machine, &link, outbox)
+            case .hot(let hot):
+                try await execute(machine.receive(hot, at: now), &machine, &link, outbox)
+            case .line(let line):
+                if let decoded = client.rpc.decode(line, strings: strings) { try await receive(decoded) }
             }
-            try await outbox.flush()
         }
+        _ = try await pumpStream(batches: {
+            while true {
+                switch try await next(client, timeout: machine.timeUntilTick(at: Event.now())) {
+                case .batch(let batch, let dropped):
+                    strings.startBatch()
+                    lost = dropped
+                    return batch
+                case .timedOut:
+                    try await execute(machine.tick(at: Event.now()), &machine, &link, outbox)
+                    try await outbox.flush()
+                    if machine.isDone { return [] }
+                case .ended:
+                    return nil
+                }
+            }
+        }, leaving: CodexMonitorRPC.Incoming.line([]), isDone: { machine.isDone }, feed: receive, endOfBatch: {
+            if lost > 0, !machine.isDone { try await execute(machine.lost(count: lost, at: Event.now()), &machine, &link, outbox) }
+            try await outbox.flush()
+        })
         // Done, perhaps by what a resync read: its events go out before the stream ends.
         try await outbox.flush()
     }
 
-    private func next(_ client: CodexMonitorClient, upTo limit: Int, timeout: Duration,
-                      strings: JSONStringTable) async throws -> CodexMonitorRPC.Batch {
+    private func next(_ client: CodexMonitorClient, timeout: Duration) async throws -> BatchChannel<CodexMonitorRPC.Incoming>.Received {
         do {
-            return try await client.rpc.poll(upTo: limit, timeout: timeout, strings: strings)
+            return try await client.rpc.notifications.next(timeout: timeout)
         } catch let failure as CodexMonitorRPC.Failure {
             throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: configuration)
         }
@@ -246,19 +239,24 @@ struct CodexMonitorEventStream: Sendable {
     static func settle(_ client: CodexMonitorClient, quiet: Duration) async throws
         -> [(method: String, params: JSONValue, raw: JSONValue)] {
         var collected: [(method: String, params: JSONValue, raw: JSONValue)] = []
+        func collect(_ incoming: CodexMonitorRPC.Incoming) {
+            switch incoming {
+            case .notification(let method, let params, let raw): collected.append((method, params, raw))
+            case .line(let line): client.rpc.decode(line, strings: nil).map(collect)
+            case .hot: break  // only when decoding keeps no raw; a new connection keeps it
+            }
+        }
         let deadline = ContinuousClock.now + quiet * 4
         while ContinuousClock.now < deadline {
-            let poll: CodexMonitorRPC.Poll
+            let received: BatchChannel<CodexMonitorRPC.Incoming>.Received
             do {
-                poll = try await client.rpc.poll(timeout: Swift.min(quiet, deadline - .now))
+                received = try await client.rpc.notifications.next(timeout: Swift.min(quiet, deadline - .now))
             } catch let failure as CodexMonitorRPC.Failure {
                 throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: client.configuration)
             }
-            switch poll {
+            switch received {
             case .timedOut, .ended: return collected
-            case .incoming(.lost): continue
-            case .incoming(.hot): continue  // only when decoding keeps no raw; a new connection keeps it
-            case .incoming(.notification(let method, let params, let raw)): collected.append((method, params, raw))
+            case .batch(let batch, _): batch.forEach(collect)
             }
         }
         return collected
