@@ -187,7 +187,9 @@ final class CodexMonitorRPC: Sendable {
     /// What one line is to the reader.
     private enum Routed {
         case notification(Incoming)
-        case response(ResponseSlot, Result<JSONValue, Failure>)
+        /// A response to the call `id`, which still waits: it is answered once what came
+        /// before the response was handed on (and until then the reader may not wait).
+        case response(id: Int64, Result<JSONValue, Failure>)
         case skipped
     }
 
@@ -208,11 +210,11 @@ final class CodexMonitorRPC: Sendable {
                     case .notification(let incoming):
                         batch.append(incoming)
                         bytes += line.count
-                    case .response(let slot, let result):
+                    case .response(let id, let result):
                         // What came before it is handed on first, as it came first.
                         await hand(batch, bytes: bytes)
                         (batch, bytes) = ([], 0)
-                        slot.fulfil(result)
+                        complete(id, result)
                     case .skipped:
                         break
                     }
@@ -245,12 +247,12 @@ final class CodexMonitorRPC: Sendable {
         }
         switch Message.classify(value) {
         case .response(let id, let result):
-            guard let slot = state.withLock({ $0.pending.removeValue(forKey: id) }) else {
+            guard state.withLock({ $0.pending[id] != nil }) else {
                 logger.warning("skipping a CodexMonitor response to an unknown request id (late, after its timeout?)",
                                metadata: ["id": "\(id)"])
                 return .skipped
             }
-            return .response(slot, result.mapError { .remote($0) })
+            return .response(id: id, result.mapError { .remote($0) })
         case .notification(let method, let params):
             // Decoded, or one the envelope could not vouch for (an escaped key, a repeated one).
             return .notification(decoding ? .notification(method: method, params: params, raw: value) : .line(line))

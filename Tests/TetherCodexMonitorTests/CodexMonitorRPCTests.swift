@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TetherCore
 import TetherNet
@@ -214,6 +215,26 @@ extension [Received] {
         #expect(received.decoded(by: rpc).allSatisfy { if case .notification = $0 { true } else { false } })
         #expect(received.last == .lost(7))
         #expect(received.lines == 2, "past the channel's bound, while the call waited, lines wait as bytes")
+    }
+
+    /// A response read together with the notifications before it: they are handed on first,
+    /// and the call still counts as waiting until it is answered — else the reader, finding no
+    /// call waiting, would wait for a consumer that is itself waiting for the answer.
+    @Test func aResponseBehindAFullChannelInTheSameReadIsAnswered() async throws {
+        let (rpc, connection) = makeRPC(budget: output(0).utf8.count * 2, callBudget: output(0).utf8.count * 4)
+        for index in 0..<2 { connection.deliver(output(index)) }
+        for _ in 0..<500 where rpc.notifications.bufferedWeight < output(0).utf8.count * 2 { try await Task.sleep(for: .milliseconds(5)) }
+        // Not awaited blindly: the bug this guards against leaves the call waiting for ever.
+        let answered = Mutex<JSONValue?>(nil)
+        Task {
+            let answer = try? await rpc.call("ping", timeout: .seconds(5))
+            answered.withLock { $0 = answer }
+        }
+        let request = try #require(try await connection.nextRequest())
+        connection.deliver(together: [output(2), "{\"id\":\(request["id"]!.serialized),\"result\":{\"ok\":true}}"])
+        for _ in 0..<500 where answered.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(answered.withLock { $0 } == ["ok": true], "the call was not answered")
+        #expect(try await rpc.drain().data(by: rpc) == ["0", "1", "2"])
     }
 
     /// With no call waiting for a response, a consumer that falls behind holds the reader up

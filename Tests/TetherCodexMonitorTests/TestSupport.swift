@@ -125,6 +125,11 @@ final class MemoryLineConnection: LineConnection {
 
     func receive() async throws -> [UInt8]? { try await inbound.next() }
 
+    /// One line per read, or the lines delivered together (`deliver(together:)`) in one.
+    func receiveBatch() async throws -> [[UInt8]]? {
+        try await inbound.next()?.split(separator: UInt8(ascii: "\n")).map(Array.init)
+    }
+
     func close() {
         inbound.finish()
         outbound.finish()
@@ -132,6 +137,9 @@ final class MemoryLineConnection: LineConnection {
 
     /// The daemon sends a line.
     func deliver(_ text: String) { inbound.push(Array(text.utf8)) }
+
+    /// The daemon sends lines that the client reads at once, as from one socket read.
+    func deliver(together texts: [String]) { inbound.push(Array(texts.joined(separator: "\n").utf8)) }
 
     /// The next request the client sent, parsed.
     func nextRequest() async throws -> JSONValue? {
