@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCodexProtocol", "TetherCore", "TetherNet", "TetherStreaming", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherCodexAppServerTests", dependencies: [
-            "TetherCodexAppServer", "TetherCodexProtocol", "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
+            "TetherCodexAppServer", "TetherCodexProtocol", "TetherCore", "TetherNet", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherNotificationTests", dependencies: [
             "TetherNotification", "TetherCore", "TetherNet",

@@ -17,6 +17,9 @@ struct CodexMonitorEventStream: Sendable {
     let sendOnReady: SendRequest?
 
     private var configuration: CodexMonitorBackend.Configuration { backend.configuration }
+
+    /// The most notifications mapped before what they produced is handed on.
+    private static let eventsHeldAtMost = 1024
     private var logger: Logger { backend.logger }
 
     func run() -> EventStream {
@@ -77,13 +80,22 @@ struct CodexMonitorEventStream: Sendable {
     /// ``CodexMonitorRPC``). A wait that outlasts the machine's next tick runs the tick (the
     /// keepalive).
     private func live(_ link: inout Link?, _ machine: inout CodexMonitorStreamMachine, _ outbox: EventOutbox) async throws {
+        guard let client = link?.client else { return }
+        // Before the resync: what arrives meanwhile is decoded as the stream wants it.
+        client.rpc.setKeepingRaw(request.raw)
         try await execute(machine.connected(at: Event.now()), &machine, &link, outbox)
         try await outbox.flush()
-        guard let client = link?.client else { return }
-        client.rpc.setKeepingRaw(request.raw)
         // For lines the reader kept as bytes (a backlog read while a call waited).
         let strings = JSONStringTable(vocabulary: CodexMonitorHotLine.busyWords)
         var lost = 0  // dropped after the batch: the machine resyncs once it has the batch
+        var fed = 0
+        func feed(_ incoming: CodexMonitorRPC.Incoming) async throws {
+            try await receive(incoming)
+            // A backlog read while a call waited comes as one batch of up to the call budget:
+            // what it produced is handed on as it goes, not held to its end.
+            fed += 1
+            if fed.isMultiple(of: Self.eventsHeldAtMost) { try await outbox.flush() }
+        }
         func receive(_ incoming: CodexMonitorRPC.Incoming) async throws {
             let now = Event.now()  // per notification: a resync or a send inside the batch takes time
             switch incoming {
@@ -91,8 +103,11 @@ struct CodexMonitorEventStream: Sendable {
                 try await execute(machine.receive(method: method, params: params, raw: raw, at: now), &machine, &link, outbox)
             case .hot(let hot):
                 try await execute(machine.receive(hot, at: now), &machine, &link, outbox)
-            case .line(let line):
-                if let decoded = client.rpc.decode(line, strings: strings) { try await receive(decoded) }
+            case .lines(let kept):
+                for index in 0..<kept.count {
+                    if machine.isDone { return }
+                    if let decoded = client.rpc.decode(kept.line(index), strings: strings) { try await feed(decoded) }
+                }
             }
         }
         _ = try await pumpStream(batches: {
@@ -110,7 +125,7 @@ struct CodexMonitorEventStream: Sendable {
                     return nil
                 }
             }
-        }, leaving: CodexMonitorRPC.Incoming.line([]), isDone: { machine.isDone }, feed: receive, endOfBatch: {
+        }, leaving: CodexMonitorRPC.Incoming.lines(KeptLines()), isDone: { machine.isDone }, feed: feed, endOfBatch: {
             if lost > 0, !machine.isDone { try await execute(machine.lost(count: lost, at: Event.now()), &machine, &link, outbox) }
             try await outbox.flush()
         })
@@ -242,7 +257,7 @@ struct CodexMonitorEventStream: Sendable {
         func collect(_ incoming: CodexMonitorRPC.Incoming) {
             switch incoming {
             case .notification(let method, let params, let raw): collected.append((method, params, raw))
-            case .line(let line): client.rpc.decode(line, strings: nil).map(collect)
+            case .lines(let kept): kept.forEach { client.rpc.decode($0, strings: nil).map(collect) }
             case .hot: break  // only when decoding keeps no raw; a new connection keeps it
             }
         }

@@ -37,9 +37,9 @@ final class CodexMonitorRPC: Sendable {
         /// An `app-server-event` carrying an item delta or an `item/started`, read without
         /// parsing the line whole (only when the consumer keeps no `raw`: `setKeepingRaw`).
         case hot(CodexMonitorHotLine)
-        /// A notification kept as its line, read while a call waited once the decoded ones
-        /// filled the channel: the consumer decodes it (`decode(_:strings:)`).
-        case line([UInt8])
+        /// Notifications kept as their lines, read while a call waited once the decoded ones
+        /// filled the channel: the consumer decodes each (`decode(_:strings:)`).
+        case lines(KeptLines)
     }
 
     /// The notifications, in order, for their one consumer: `next(timeout:)` tells it how many
@@ -62,7 +62,10 @@ final class CodexMonitorRPC: Sendable {
     /// How many wire bytes of decoded notifications wait for the consumer before the reader
     /// waits (or, while a call waits, keeps lines as bytes): the size chosen is measured in
     /// bench/PROFILE.md.
-    static let decodedBudget = 1 << 20
+    static let decodedBudget = 256 << 10
+
+    /// The most wire bytes of notifications the reader hands on at once.
+    static let handedAtOnce = 32 << 10
 
     /// - Parameters:
     ///   - budget: wire bytes of notifications waiting for the consumer before the reader waits.
@@ -141,7 +144,7 @@ final class CodexMonitorRPC: Sendable {
 
     // MARK: Notifications
 
-    /// A notification kept as its line (`Incoming.line`), decoded as the reader would have;
+    /// A notification kept as its line (`Incoming.lines`), decoded as the reader would have;
     /// nil (logged) when it is not JSON or not a notification after all. `strings`: the
     /// consumer's table of recent ids, shared across its lines.
     func decode(_ line: [UInt8], strings: JSONStringTable?) -> Incoming? {
@@ -187,6 +190,8 @@ final class CodexMonitorRPC: Sendable {
     /// What one line is to the reader.
     private enum Routed {
         case notification(Incoming)
+        /// A notification to keep as its line.
+        case kept([UInt8])
         /// A response to the call `id`, which still waits: it is answered once what came
         /// before the response was handed on (and until then the reader may not wait).
         case response(id: Int64, Result<JSONValue, Failure>)
@@ -203,23 +208,25 @@ final class CodexMonitorRPC: Sendable {
                 // While a call waits and the decoded budget is full, notifications wait as their lines.
                 let keepingRaw = state.withLock { $0.keepingRaw }
                 let decoding = !hasCallsWaiting || notifications.bufferedWeight < notifications.capacity
-                var batch: [Incoming] = []
-                var bytes = 0
+                var batch = Handing()
                 for line in lines {
                     switch route(line, strings: strings, keepingRaw: keepingRaw, decoding: decoding) {
                     case .notification(let incoming):
-                        batch.append(incoming)
-                        bytes += line.count
+                        batch.add(incoming, bytes: line.count)
+                    case .kept(let line):
+                        batch.keep(line)
                     case .response(let id, let result):
                         // What came before it is handed on first, as it came first.
-                        await hand(batch, bytes: bytes)
-                        (batch, bytes) = ([], 0)
+                        await hand(&batch)
                         complete(id, result)
                     case .skipped:
                         break
                     }
+                    // A large read goes on in parts: the consumer starts on the first sooner,
+                    // and less waits decoded.
+                    if batch.bytes >= Self.handedAtOnce { await hand(&batch) }
                 }
-                await hand(batch, bytes: bytes)
+                await hand(&batch)
             }
         } catch let error as NetError {
             end = .closed(error)
@@ -241,7 +248,7 @@ final class CodexMonitorRPC: Sendable {
             case nil: return .skipped
             }
         } else {
-            if CodexMonitorEnvelope.of(line) == .notification { return .notification(.line(line)) }
+            if CodexMonitorEnvelope.of(line) == .notification { return .kept(line) }
             guard let parsed = parsed(line, strings: nil) else { return .skipped }
             value = parsed
         }
@@ -255,7 +262,7 @@ final class CodexMonitorRPC: Sendable {
             return .response(id: id, result.mapError { .remote($0) })
         case .notification(let method, let params):
             // Decoded, or one the envelope could not vouch for (an escaped key, a repeated one).
-            return .notification(decoding ? .notification(method: method, params: params, raw: value) : .line(line))
+            return decoding ? .notification(.notification(method: method, params: params, raw: value)) : .kept(line)
         case .request(let id, let method):
             logger.warning("skipping a request from the CodexMonitor daemon, which Tether does not answer",
                            metadata: ["id": "\(id.serialized)", "method": "\(method)"])
@@ -266,16 +273,45 @@ final class CodexMonitorRPC: Sendable {
         return .skipped
     }
 
+    /// What the reader gathers to hand on: decoded notifications, or lines kept as bytes (a
+    /// read does one or the other), and their wire bytes.
+    private struct Handing {
+        var incoming: [Incoming] = []
+        var kept = KeptLines()
+        var bytes = 0
+
+        mutating func add(_ notification: Incoming, bytes: Int) {
+            if !kept.isEmpty { incoming.append(.lines(kept)); kept = KeptLines() }  // in order
+            incoming.append(notification)
+            self.bytes += bytes
+        }
+
+        mutating func keep(_ line: [UInt8]) {
+            kept.append(line)
+            bytes += line.count
+        }
+
+        /// What it holds, in order, and how many notifications that is; empty afterwards.
+        mutating func take() -> (batch: [Incoming], count: Int) {
+            let count = incoming.count + kept.count
+            if !kept.isEmpty { incoming.append(.lines(kept)) }
+            defer { self = Handing() }
+            return (incoming, count)
+        }
+    }
+
     /// Hands notifications to the consumer: waiting for room, unless a call waits for its
     /// response (then overfilling up to `callBudget`, and dropping past it).
-    private func hand(_ batch: [Incoming], bytes: Int) async {
+    private func hand(_ handing: inout Handing) async {
+        let bytes = handing.bytes
+        let (batch, count) = handing.take()
         guard !batch.isEmpty else { return }
         // Throws only once the consumer is gone (`close`): nothing to hand it any more.
-        let outcome = try? await notifications.send(contentsOf: batch, weight: bytes, mayWait: { !hasCallsWaiting },
+        let outcome = try? await notifications.send(contentsOf: batch, weight: bytes, count: count, mayWait: { !hasCallsWaiting },
                                                      overfill: callBudget)
         if outcome == .dropped {
             logger.debug("CodexMonitor notifications dropped: the consumer is behind while a call waits for its response",
-                         metadata: ["count": "\(batch.count)"])
+                         metadata: ["count": "\(count)"])
         }
     }
 
@@ -319,5 +355,31 @@ private final class ResponseSlot: Sendable {
             }
             if let ready { continuation.resume(returning: ready) }
         }
+    }
+}
+
+/// Notification lines kept as bytes, one after another in one buffer: what a backlog read while
+/// a call waits holds, without an allocation per line.
+struct KeptLines: Sendable, Equatable {
+    private var buffer: [UInt8] = []
+    /// Where each line ends in `buffer`.
+    private var ends: [Int] = []
+
+    var count: Int { ends.count }
+    var isEmpty: Bool { ends.isEmpty }
+
+    mutating func append(_ line: [UInt8]) {
+        buffer.append(contentsOf: line)
+        ends.append(buffer.count)
+    }
+
+    /// Line `index` (from 0), as its own array (what the decoders read).
+    func line(_ index: Int) -> [UInt8] {
+        Array(buffer[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+    }
+
+    /// Each line, in order.
+    func forEach(_ body: ([UInt8]) throws -> Void) rethrows {
+        for index in ends.indices { try body(line(index)) }
     }
 }

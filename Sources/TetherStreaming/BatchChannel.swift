@@ -178,8 +178,10 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     /// batch it drops every batch until the consumer takes, so what was lost came after what
     /// the consumer then receives. A producer waiting for room asks `mayWait()` again when
     /// `rouseProducers()` is called (the producer's owner calls it as a call starts).
+    /// `count`: what the batch counts as when it is dropped (what its elements hold, when one
+    /// element stands for many); nil: its elements.
     @discardableResult
-    public func send(contentsOf batch: [Element], weight: Int? = nil, mayWait: () -> Bool,
+    public func send(contentsOf batch: [Element], weight: Int? = nil, count: Int? = nil, mayWait: () -> Bool,
                      overfill: Int = 0) async throws -> LossySendOutcome {
         guard !batch.isEmpty else { return .accepted }
         let weight = weight ?? batch.count
@@ -197,7 +199,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
                     state.weight += weight
                     return .offered(.taken)
                 }
-                state.lost += batch.count
+                state.lost += max(1, count ?? batch.count)  // never 0: a count is what keeps later batches out
                 return .dropped
             }
             switch step {

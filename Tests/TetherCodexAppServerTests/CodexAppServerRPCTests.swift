@@ -4,6 +4,7 @@ import Testing
 import TetherCore
 @testable import TetherCodexAppServer
 import TetherCodexProtocol
+import TetherStreaming
 
 /// A link whose server side is the test: what Tether sends is recorded, what the "server"
 /// says is queued for `receive`.

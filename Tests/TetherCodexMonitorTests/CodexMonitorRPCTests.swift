@@ -8,7 +8,7 @@ import TetherStreaming
 
 /// What a consumer reads from the RPC, in order.
 enum Received: Equatable {
-    /// A notification as the reader handed it (`.line` when it kept the line as bytes).
+    /// A notification as the reader handed it (`.lines` when it kept lines as bytes).
     case incoming(CodexMonitorRPC.Incoming)
     /// This many were dropped after what came before.
     case lost(Int)
@@ -34,10 +34,10 @@ extension CodexMonitorRPC {
 extension [Received] {
     /// The notifications, lines kept as bytes decoded as a consumer does.
     func decoded(by rpc: CodexMonitorRPC) -> [CodexMonitorRPC.Incoming] {
-        compactMap { received in
-            guard case .incoming(let incoming) = received else { return nil }
-            guard case .line(let line) = incoming else { return incoming }
-            return rpc.decode(line, strings: nil)
+        flatMap { received -> [CodexMonitorRPC.Incoming] in
+            guard case .incoming(let incoming) = received else { return [] }
+            guard case .lines(let kept) = incoming else { return [incoming] }
+            return (0..<kept.count).compactMap { rpc.decode(kept.line($0), strings: nil) }
         }
     }
 
@@ -49,7 +49,8 @@ extension [Received] {
         }
     }
 
-    var lines: Int { count { if case .incoming(.line) = $0 { true } else { false } } }
+    /// How many notifications came kept as their lines.
+    var lines: Int { reduce(0) { if case .incoming(.lines(let kept)) = $1 { $0 + kept.count } else { $0 } } }
     var lost: Int { reduce(0) { if case .lost(let count) = $1 { $0 + count } else { $0 } } }
 }
 
@@ -331,12 +332,12 @@ extension [Received] {
         #expect(received.data(by: rpc) == (0..<count).map(String.init))
         // A line kept as bytes decodes as the reader decodes one.
         connection.deliver(output(7))
-        guard case .incoming(let reader)? = try await rpc.drain().first, case .incoming(.line(let kept))? = received.last else {
+        guard case .incoming(let reader)? = try await rpc.drain().first, case .incoming(.lines(let kept))? = received.last else {
             Issue.record("expected a decoded notification and a line kept as bytes")
             return
         }
         #expect(rpc.decode(Array(output(7).utf8), strings: nil) == reader)
-        #expect(rpc.decode(kept, strings: nil) == rpc.decode(Array(output(count - 1).utf8), strings: nil))
+        #expect(rpc.decode(kept.line(kept.count - 1), strings: nil) == rpc.decode(Array(output(count - 1).utf8), strings: nil))
     }
 
     @Test func messagesAreClassifiedByTheDaemonsEnvelope() {
