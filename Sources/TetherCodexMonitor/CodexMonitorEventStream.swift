@@ -135,7 +135,9 @@ struct CodexMonitorEventStream: Sendable {
 
     private func next(_ client: CodexMonitorClient, timeout: Duration) async throws -> BatchChannel<CodexMonitorRPC.Incoming>.Received {
         do {
-            return try await client.rpc.notifications.next(timeout: timeout)
+            // A backlog read while a call waited is taken a part at a time: the reader, held
+            // until the channel is back under its bound, decodes nothing ahead meanwhile.
+            return try await client.rpc.notifications.next(timeout: timeout, weighingAtMost: CodexMonitorRPC.decodedBudget)
         } catch let failure as CodexMonitorRPC.Failure {
             throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: configuration)
         }

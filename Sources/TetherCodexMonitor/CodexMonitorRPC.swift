@@ -205,9 +205,8 @@ final class CodexMonitorRPC: Sendable {
         do {
             while let lines = try await connection.receiveBatch() {
                 strings.startBatch()
-                // While a call waits and the decoded budget is full, notifications wait as their lines.
                 let keepingRaw = state.withLock { $0.keepingRaw }
-                let decoding = !hasCallsWaiting || notifications.bufferedWeight < notifications.capacity
+                var decoding = decodes()
                 var batch = Handing()
                 for line in lines {
                     switch route(line, strings: strings, keepingRaw: keepingRaw, decoding: decoding) {
@@ -224,7 +223,10 @@ final class CodexMonitorRPC: Sendable {
                     }
                     // A large read goes on in parts: the consumer starts on the first sooner,
                     // and less waits decoded.
-                    if batch.bytes >= Self.handedAtOnce { await hand(&batch) }
+                    if batch.bytes >= Self.handedAtOnce {
+                        await hand(&batch)
+                        decoding = decodes()
+                    }
                 }
                 await hand(&batch)
             }
@@ -235,6 +237,11 @@ final class CodexMonitorRPC: Sendable {
         }
         finish(end)
     }
+
+    /// Whether the reader decodes the notifications it reads now: not while a call waits (what
+    /// it reads then may be a backlog past the channel's bound: it waits as its lines, which
+    /// take less memory than decoded notifications).
+    private func decodes() -> Bool { !hasCallsWaiting }
 
     /// Reads one line: a notification is decoded (`decoding`), or kept as its line; anything
     /// else is parsed, for a response to reach its call.
@@ -369,6 +376,8 @@ struct KeptLines: Sendable, Equatable {
     var isEmpty: Bool { ends.isEmpty }
 
     mutating func append(_ line: [UInt8]) {
+        // Room for what the reader gathers before it hands lines on, reserved once.
+        if buffer.isEmpty { buffer.reserveCapacity(max(CodexMonitorRPC.handedAtOnce, line.count) + 4096) }
         buffer.append(contentsOf: line)
         ends.append(buffer.count)
     }

@@ -48,6 +48,42 @@ public final class BatchChannel<Element: Sendable>: Sendable {
         var weight = 0
         /// Elements dropped since the consumer last took (`send(…mayWait:overfill:)`).
         var lost = 0
+        /// The batches `buffer` holds, oldest first: how many elements each is and what it
+        /// weighs (for a take bounded by weight, `next(timeout:weighingAtMost:)`).
+        var sent: [(count: Int, weight: Int)] = []
+
+        mutating func buffer(_ batch: [Element], weight: Int) {
+            if buffer.isEmpty { buffer = batch } else { buffer.append(contentsOf: batch) }
+            self.weight += weight
+            sent.append((batch.count, weight))
+        }
+
+        /// The oldest batches, whole, up to `limit` of weight (at least one); everything when
+        /// that is all or no limit is given. What was lost is handed over with the last of it.
+        mutating func take(weighingAtMost limit: Int?) -> Received {
+            if let limit, weight > limit, sent.count > 1 {
+                var batches = 0, count = 0, taken = 0
+                while batches < sent.count, batches == 0 || taken + sent[batches].weight <= limit {
+                    count += sent[batches].count
+                    taken += sent[batches].weight
+                    batches += 1
+                }
+                if batches < sent.count {
+                    let front = Array(buffer[..<count])
+                    buffer.removeFirst(count)
+                    sent.removeFirst(batches)
+                    weight -= taken
+                    return .batch(front, lost: 0)
+                }
+            }
+            defer {
+                buffer = []
+                weight = 0
+                lost = 0
+                sent.removeAll(keepingCapacity: true)
+            }
+            return .batch(buffer, lost: lost)
+        }
         var consumer: Consumer?
         var consumerTokens = 0
         /// How often `rouseProducers()` was called: a lossy producer that asked `mayWait` before
@@ -195,8 +231,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
                 }
                 if waits, state.lost == 0 { return state.rouses == rouses ? .park : .offered(.full) }
                 if state.lost == 0, state.weight < max(overfill, capacity) {
-                    state.buffer.append(contentsOf: batch)
-                    state.weight += weight
+                    state.buffer(batch, weight: weight)
                     return .offered(.taken)
                 }
                 state.lost += max(1, count ?? batch.count)  // never 0: a count is what keeps later batches out
@@ -330,7 +365,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     /// Elements a lossy send dropped are not counted here: such a channel is read with
     /// `next(timeout:)`.
     public func next(cancellation: ConsumerCancellation = .cancelsChannel) async throws -> [Element]? {
-        switch try await take(timeout: nil, cancellation: cancellation) {
+        switch try await take(timeout: nil, limit: nil, cancellation: cancellation) {
         case .batch(let batch, _): batch
         case .ended, .timedOut: nil
         }
@@ -341,11 +376,14 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     /// to the timeout: a batch is handed over or left buffered, never both. Rethrows the
     /// producer's failure; a cancelled wait throws `CancellationError` and leaves the channel
     /// as it was (`ConsumerCancellation.endsWaitOnly`).
-    public func next(timeout: Duration?) async throws -> Received {
-        try await take(timeout: timeout, cancellation: .endsWaitOnly)
+    /// `limit`: take at most this weight of the oldest batches (always one at least), leaving
+    /// the rest buffered — for a consumer that works through a backlog a part at a time, so
+    /// that the producer does not decode ahead of it meanwhile; nil: everything.
+    public func next(timeout: Duration?, weighingAtMost limit: Int? = nil) async throws -> Received {
+        try await take(timeout: timeout, limit: limit, cancellation: .endsWaitOnly)
     }
 
-    private func take(timeout: Duration?, cancellation: ConsumerCancellation) async throws -> Received {
+    private func take(timeout: Duration?, limit: Int?, cancellation: ConsumerCancellation) async throws -> Received {
         let token = state.withLock { state in
             state.consumerTokens += 1
             return state.consumerTokens
@@ -357,13 +395,9 @@ public final class BatchChannel<Element: Sendable>: Sendable {
                 let outcome: Take = state.withLock { state in
                     if state.cancelled { return .end(.failure(CancellationError())) }
                     if !state.buffer.isEmpty || state.lost > 0 {
-                        // Handed over whole; the next offer to an empty buffer becomes it, so
-                        // nothing is reserved here.
-                        let batch = Received.batch(state.buffer, lost: state.lost)
-                        state.buffer = []
-                        state.weight = 0
-                        state.lost = 0
-                        return .batch(batch, state.takeParked())
+                        // Handed over whole (the next offer to an empty buffer becomes it, so
+                        // nothing is reserved here), or its oldest batches up to `limit`.
+                        return .batch(state.take(weighingAtMost: limit), state.takeParked())
                     }
                     if state.ended { return .end(state.failure.map { .failure($0) } ?? .success(.ended)) }
                     // Checked under the lock: a cancellation handler that ran first found no wait to end.
@@ -419,8 +453,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
             return .handed(consumer.continuation)
         }
         guard state.weight < capacity else { return .full }
-        if state.buffer.isEmpty { state.buffer = batch } else { state.buffer.append(contentsOf: batch) }
-        state.weight += weight
+        state.buffer(batch, weight: weight)
         return .taken
     }
 

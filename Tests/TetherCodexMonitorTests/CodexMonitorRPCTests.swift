@@ -94,9 +94,10 @@ extension [Received] {
         #expect(try await first == [])
         #expect(try await second == ["ok": true])
         #expect(try await third == ["name": "codex-monitor-daemon"])
-        let received = try await rpc.drain()
-        guard received.count == 2, case .incoming(.notification("app-server-event", let pa, _)) = received[0],
-              case .incoming(.notification(_, let pb, _)) = received[1] else {
+        // Read while calls waited: kept as their lines, decoded as the stream takes them.
+        let received = try await rpc.drain().decoded(by: rpc)
+        guard received.count == 2, case .notification("app-server-event", let pa, _) = received[0],
+              case .notification(_, let pb, _) = received[1] else {
             Issue.record("expected two notifications, got \(received)")
             return
         }

@@ -104,6 +104,36 @@ import TetherStreaming
         }
     }
 
+    /// A consumer working through a backlog takes it a part at a time: whole batches, oldest
+    /// first, up to the weight asked for (one at least); what was lost comes with the last
+    /// part; producers wait until the channel is back under its bound.
+    @Test func aTakeBoundedByWeightLeavesTheRestInOrder() async throws {
+        let channel = BatchChannel<Int>(capacity: 10)
+        for start in stride(from: 0, to: 30, by: 5) {  // six batches of weight 5: 30, overfilled
+            try await channel.send(contentsOf: Array(start..<(start + 5)), weight: 5, mayWait: { false }, overfill: 30)
+        }
+        #expect(try await channel.send(contentsOf: [99], mayWait: { false }, overfill: 30) == .dropped)
+        var parts: [[Int]] = []
+        var lost: [Int] = []
+        while case .batch(let part, let dropped) = try await channel.next(timeout: .zero, weighingAtMost: 12) {
+            parts.append(part)
+            lost.append(dropped)
+        }
+        #expect(parts == [Array(0..<10), Array(10..<20), Array(20..<30)])
+        #expect(lost == [0, 0, 1])
+        // A batch heavier than the limit still comes, whole.
+        try await channel.send(contentsOf: [1, 2, 3], weight: 50)
+        try await channel.send(contentsOf: [4], weight: 1, mayWait: { false }, overfill: 100)  // full: it must not wait
+        guard case .batch([1, 2, 3], 0) = try await channel.next(timeout: .zero, weighingAtMost: 12) else {
+            Issue.record("a heavy batch was split or held")
+            return
+        }
+        guard case .batch([4], 0) = try await channel.next(timeout: .zero, weighingAtMost: 12) else {
+            Issue.record("the rest was lost")
+            return
+        }
+    }
+
     /// The race the rouse exists for: the producer parks because no call waits; a call starts
     /// and the consumer will not take until it is answered. The rouse makes the producer drop.
     @Test func aRouseMakesAParkedProducerAskAgain() async throws {
