@@ -137,7 +137,7 @@ struct CodexMonitorEventStream: Sendable {
         do {
             // A backlog read while a call waited is taken a part at a time: the reader, held
             // until the channel is back under its bound, decodes nothing ahead meanwhile.
-            return try await client.rpc.notifications.next(timeout: timeout, weighingAtMost: CodexMonitorRPC.decodedBudget)
+            return try await client.rpc.notifications.next(timeout: timeout, weighingAtMost: CodexMonitorRPC.channelBytes)
         } catch let failure as CodexMonitorRPC.Failure {
             throw CodexMonitorClient.tetherError(failure, method: "(events)", doing: "reading events", configuration: configuration)
         }

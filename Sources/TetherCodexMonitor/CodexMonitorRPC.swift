@@ -15,10 +15,11 @@ import TetherStreaming
 /// on before its call is answered — through the kernel's bounded channel (``notifications``),
 /// weighed in wire bytes. When it is full the reader waits (TCP then pushes back on the daemon)
 /// — unless a call is waiting for its response: that response must still be read, so then the
-/// channel overfills up to `callBudget`, with lines kept as bytes past the channel's bound
-/// (a decoded notification takes several times its line), and what does not fit is dropped,
-/// counted (the consumer re-reads; the daemon itself drops events for slow clients the same
-/// way, silently). Unparsable lines and responses to unknown ids are logged and skipped.
+/// channel overfills up to `callBudget`, with what is read meanwhile kept as the lines' bytes
+/// (a decoded notification takes several times its line; the consumer takes such a backlog a
+/// bound's worth at a time), and what does not fit is dropped, counted (the consumer re-reads;
+/// the daemon itself drops events for slow clients the same way, silently). Unparsable lines
+/// and responses to unknown ids are logged and skipped.
 final class CodexMonitorRPC: Sendable {
     /// Why a call failed.
     enum Failure: Error, Sendable {
@@ -37,8 +38,8 @@ final class CodexMonitorRPC: Sendable {
         /// An `app-server-event` carrying an item delta or an `item/started`, read without
         /// parsing the line whole (only when the consumer keeps no `raw`: `setKeepingRaw`).
         case hot(CodexMonitorHotLine)
-        /// Notifications kept as their lines, read while a call waited once the decoded ones
-        /// filled the channel: the consumer decodes each (`decode(_:strings:)`).
+        /// Notifications kept as their lines, read while a call waited: the consumer decodes
+        /// each (`decode(_:strings:)`).
         case lines(KeptLines)
     }
 
@@ -59,10 +60,9 @@ final class CodexMonitorRPC: Sendable {
     private let callBudget: Int
     private let state = Mutex(State())
 
-    /// How many wire bytes of decoded notifications wait for the consumer before the reader
-    /// waits (or, while a call waits, keeps lines as bytes): the size chosen is measured in
-    /// bench/PROFILE.md.
-    static let decodedBudget = 256 << 10
+    /// How many wire bytes of notifications wait for the consumer before the reader waits, and
+    /// the most a consumer takes at once: the size chosen is measured in bench/PROFILE.md.
+    static let channelBytes = 256 << 10
 
     /// The most wire bytes of notifications the reader hands on at once.
     static let handedAtOnce = 32 << 10
@@ -72,7 +72,7 @@ final class CodexMonitorRPC: Sendable {
     ///   - callBudget: while a call waits for its response the reader cannot wait (the response
     ///     comes on the same connection): it queues up to this many bytes, then drops and
     ///     counts what comes.
-    init(connection: any LineConnection, logger: Logger, budget: Int = decodedBudget, callBudget: Int = 16 << 20) {
+    init(connection: any LineConnection, logger: Logger, budget: Int = channelBytes, callBudget: Int = 16 << 20) {
         self.connection = connection
         self.logger = logger
         self.callBudget = max(callBudget, budget)

@@ -55,7 +55,7 @@ extension [Received] {
 }
 
 @Suite struct CodexMonitorRPCTests {
-    func makeRPC(budget: Int = CodexMonitorRPC.decodedBudget, callBudget: Int? = nil) -> (CodexMonitorRPC, MemoryLineConnection) {
+    func makeRPC(budget: Int = CodexMonitorRPC.channelBytes, callBudget: Int? = nil) -> (CodexMonitorRPC, MemoryLineConnection) {
         let connection = MemoryLineConnection()
         let rpc = CodexMonitorRPC(connection: connection, logger: quietLogger, budget: budget, callBudget: callBudget ?? budget)
         rpc.start()
