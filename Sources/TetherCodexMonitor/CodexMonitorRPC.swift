@@ -218,6 +218,7 @@ final class CodexMonitorRPC: Sendable {
                         // What came before it is handed on first, as it came first.
                         await hand(&batch)
                         complete(id, result)
+                        decoding = decodes()
                     case .skipped:
                         break
                     }
@@ -376,8 +377,6 @@ struct KeptLines: Sendable, Equatable {
     var isEmpty: Bool { ends.isEmpty }
 
     mutating func append(_ line: [UInt8]) {
-        // Room for what the reader gathers before it hands lines on, reserved once.
-        if buffer.isEmpty { buffer.reserveCapacity(max(CodexMonitorRPC.handedAtOnce, line.count) + 4096) }
         buffer.append(contentsOf: line)
         ends.append(buffer.count)
     }

@@ -29,7 +29,7 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     /// What a consumer waiting with `next(timeout:)` receives.
     public enum Received: Sendable {
         /// Everything buffered, oldest first; `lost` elements were dropped after these, in the
-        /// order they came (a lossy send drops everything once it drops one, until the next take).
+        /// order they came (once a lossy send drops one, it places no other until the consumer is told).
         case batch([Element], lost: Int)
         case timedOut
         /// The producer finished (one that failed makes `next` throw its error).
@@ -211,8 +211,10 @@ public final class BatchChannel<Element: Sendable>: Sendable {
     /// it waits for room like `send`; otherwise a full channel takes batches until it holds
     /// `overfill` (in the same unit as the capacity), and drops the rest, counted for a
     /// consumer that takes with `next(timeout:)` (`Received.batch(_:lost:)`). Once it drops a
-    /// batch it drops every batch until the consumer takes, so what was lost came after what
-    /// the consumer then receives. A producer waiting for room asks `mayWait()` again when
+    /// batch it takes no other until the consumer has been told (with the last of what is
+    /// buffered: a take in parts tells it last): it drops them while it may not wait, and
+    /// waits otherwise. So what was lost came after everything taken before the consumer is
+    /// told, and before everything after. A producer waiting for room asks `mayWait()` again when
     /// `rouseProducers()` is called (the producer's owner calls it as a call starts).
     /// `count`: what the batch counts as when it is dropped (what its elements hold, when one
     /// element stands for many); nil: its elements.
@@ -229,7 +231,8 @@ public final class BatchChannel<Element: Sendable>: Sendable {
                     let offered = offer(batch, weight: weight, &state)
                     guard case .full = offered else { return .offered(offered) }
                 }
-                if waits, state.lost == 0 { return state.rouses == rouses ? .park : .offered(.full) }
+                // Waiting also when something was dropped: what comes later then follows the loss.
+                if waits { return state.rouses == rouses ? .park : .offered(.full) }
                 if state.lost == 0, state.weight < max(overfill, capacity) {
                     state.buffer(batch, weight: weight)
                     return .offered(.taken)
@@ -465,7 +468,8 @@ public final class BatchChannel<Element: Sendable>: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let decision: Room = state.withLock { state in
                     if state.cancelled || state.ended { return .closed }
-                    if state.weight < capacity { return .retry }
+                    // Room, and nothing dropped still to be told (a take in parts tells it last).
+                    if state.weight < capacity, state.lost == 0 { return .retry }
                     if let rouses, state.rouses != rouses { return .retry }
                     state.parkedTasks.append(continuation)
                     return .park

@@ -104,6 +104,25 @@ import TetherStreaming
         }
     }
 
+    /// After a drop, a producer that may wait again waits until the consumer has been told of
+    /// the loss, instead of dropping on: what it sends then comes after the loss.
+    @Test func afterADropAProducerThatMayWaitWaitsUntilTheLossIsTold() async throws {
+        let channel = BatchChannel<Int>(capacity: 2)
+        try await channel.send(contentsOf: [1, 2], mayWait: { false })
+        #expect(try await channel.send(contentsOf: [3], mayWait: { false }) == .dropped)
+        let later = Task { try await channel.send(contentsOf: [4], mayWait: { true }) }
+        try await Task.sleep(for: .milliseconds(50))
+        guard case .batch([1, 2], 1) = try await channel.next(timeout: .zero) else {
+            Issue.record("the loss was not told with what came before it")
+            return
+        }
+        #expect(try await later.value == .accepted)
+        guard case .batch([4], 0) = try await channel.next(timeout: .seconds(5)) else {
+            Issue.record("what came after the loss did not follow it")
+            return
+        }
+    }
+
     /// A consumer working through a backlog takes it a part at a time: whole batches, oldest
     /// first, up to the weight asked for (one at least); what was lost comes with the last
     /// part; producers wait until the channel is back under its bound.
