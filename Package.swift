@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // Tether — a command-line gateway for remote AI coding agents.
-// Layers (see ../shared/design.md): tether (CLI) → TetherCore (domain) → adapters → TetherNet / TetherSSH.
+// Layers (see ../shared/design.md): tether (CLI) → TetherCore (domain) → adapters → TetherNet / TetherSSH,
+// all on TetherStreaming (the stream kernel).
 import PackageDescription
 let wip: [String] = []
 
@@ -18,6 +19,7 @@ let package = Package(
         .executable(name: "tether", targets: ["tether"]),
         // The layers the fuzz targets (Fuzz/, a package of its own) link: the transport and the
         // adapters' wire decoders.
+        .library(name: "TetherStreaming", targets: ["TetherStreaming"]),
         .library(name: "TetherCore", targets: ["TetherCore"]),
         .library(name: "TetherNet", targets: ["TetherNet"]),
         .library(name: "TetherOpenCode", targets: ["TetherOpenCode"]),
@@ -49,7 +51,9 @@ let package = Package(
         // SQLite's C API (the library GRDB links): the gateway log's batch insert binds through it.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
-        // The bounded batch hand-off every stream uses (network threads, adapters, the CLI).
+        // The stream kernel: what makes every stream fast — the bounded batch hand-off and the pump,
+        // the JSON scanner, parser, writer and string table, the bounded maps and sets, descriptor I/O.
+        // Every unsafe or unchecked construct of the streams lives here, each saying what keeps it safe.
         .target(name: "TetherStreaming", swiftSettings: strict),
         // Domain: sessions, turns, parts, approvals, events, the Backend protocol, the JSONL codec.
         .target(name: "TetherCore", dependencies: ["TetherStreaming"], swiftSettings: strict),
@@ -72,7 +76,7 @@ let package = Package(
         ], swiftSettings: strict),
         // Codex's app-server protocol: its items, and its messages → domain events (one mapper for
         // every backend that carries them: codex, CodexMonitor, the Codex Worker's items).
-        .target(name: "TetherCodexProtocol", dependencies: ["TetherCore"], swiftSettings: strict),
+        .target(name: "TetherCodexProtocol", dependencies: ["TetherCore", "TetherStreaming"], swiftSettings: strict),
         // `backend = "codex"`: Codex's own app-server, over ws://, its daemon's socket, or stdio.
         .target(name: "TetherCodexAppServer", dependencies: [
             "TetherCore", "TetherNet", "TetherStreaming", "TetherAdapterSupport", "TetherCodexProtocol", .product(name: "Logging", package: "swift-log"),
@@ -88,7 +92,7 @@ let package = Package(
         ], swiftSettings: strict),
         // `backend = "gateway"`: another `tether serve`, through its HTTP API and its log's seq.
         .target(name: "TetherGatewayClient", dependencies: [
-            "TetherCore", "TetherNet", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherStreaming", "TetherNet", "TetherAdapterSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Simulators: independent implementations of each backend's wire, for tests, `simulate`, `demo`.
         .target(name: "TetherSim", dependencies: [
@@ -98,14 +102,14 @@ let package = Package(
         ], swiftSettings: strict),
         // ACP bridge: `tether acp`, an Agent Client Protocol agent on stdio over any Backend.
         .target(name: "TetherACP", dependencies: [
-            "TetherCore", "TetherNet", .product(name: "Logging", package: "swift-log"),
+            "TetherCore", "TetherStreaming", "TetherNet", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Gateway: `tether serve` — the durable event log (SQLite, or PostgreSQL shared by a fleet of
         // replicas) and the HTTP API over every profile.
         // The page's files and the OpenAPI document are real files under Page/, compiled into the
         // binary as byte arrays (`PackageResources.<file_name>`): one binary, nothing else on disk.
         .target(name: "TetherGateway", dependencies: [
-            "TetherCore", "CSQLite", "TetherDigest",
+            "TetherCore", "TetherStreaming", "CSQLite", "TetherDigest",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -122,7 +126,7 @@ let package = Package(
         .target(name: "CMallocSettings"),
         // The command-line interface.
         .executableTarget(name: "tether", dependencies: [
-            "CMallocSettings", "CQREncode", "TetherCore", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherCodexAppServer", "TetherNotification", "TetherGatewayClient", "TetherSSH", "TetherGateway",
+            "CMallocSettings", "CQREncode", "TetherCore", "TetherStreaming", "TetherNet", "TetherAdapterSupport", "TetherACP", "TetherConfig", "TetherSim", "TetherOpenCode", "TetherCodexWorker", "TetherCodexMonitor", "TetherCodexAppServer", "TetherNotification", "TetherGatewayClient", "TetherSSH", "TetherGateway",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict,
@@ -133,32 +137,32 @@ let package = Package(
 
         .testTarget(name: "TetherStreamingTests", dependencies: ["TetherStreaming"], swiftSettings: strict),
         .testTarget(name: "TetherDigestTests", dependencies: ["TetherDigest"], swiftSettings: strict),
-        .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"], swiftSettings: strict),
+        .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherStreaming"], swiftSettings: strict),
         .testTarget(name: "TetherGatewayClientTests", dependencies: ["TetherGatewayClient", "TetherCore"], swiftSettings: strict),
         .testTarget(name: "TetherACPTests", dependencies: [
-            "TetherACP", "TetherCore", .product(name: "Logging", package: "swift-log"),
+            "TetherACP", "TetherCore", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "TetherNetTests", dependencies: [
             "TetherNet", "TetherAdapterSupport", "TetherSim", .product(name: "FlyingFox", package: "FlyingFox"),
         ], swiftSettings: strict),
         // Fixtures shared by test suites: a real sshd on loopback, child processes.
-        .target(name: "TetherTestSupport", dependencies: ["TetherCore"], path: "Tests/TetherTestSupport", swiftSettings: strict),
+        .target(name: "TetherTestSupport", dependencies: ["TetherCore", "TetherStreaming"], path: "Tests/TetherTestSupport", swiftSettings: strict),
         .testTarget(name: "TetherSSHTests", dependencies: [
             "TetherSSH", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "TetherConfigTests", dependencies: ["TetherConfig", "TetherCore"], swiftSettings: strict),
         .testTarget(name: "TetherGatewayTests", dependencies: [
-            "TetherGateway", "TetherCore", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
+            "TetherGateway", "TetherCore", "TetherStreaming", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: strict),
         .testTarget(name: "TetherSimTests", dependencies: [
             "TetherSim", .product(name: "FlyingSocks", package: "FlyingFox"), .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "TetherOpenCodeTests", dependencies: [
-            "TetherOpenCode", "TetherCore", "TetherSim", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
+            "TetherOpenCode", "TetherCore", "TetherStreaming", "TetherSim", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
-        .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore", "TetherNet", "TetherTestSupport"],
+        .testTarget(name: "TetherCodexWorkerTests", dependencies: ["TetherCodexWorker", "TetherCore", "TetherStreaming", "TetherNet", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherCodexMonitorTests", dependencies: ["TetherCodexMonitor", "TetherCodexProtocol", "TetherCore", "TetherNet", "TetherStreaming", "TetherTestSupport"],
                     resources: [.copy("Transcripts")], swiftSettings: strict),
@@ -166,16 +170,16 @@ let package = Package(
             "TetherCodexAppServer", "TetherCodexProtocol", "TetherCore", "TetherNet", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Transcripts")], swiftSettings: strict),
         .testTarget(name: "TetherNotificationTests", dependencies: [
-            "TetherNotification", "TetherCore", "TetherNet",
+            "TetherNotification", "TetherCore", "TetherStreaming", "TetherNet",
             .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox"),
         ], resources: [.copy("Fixtures")], swiftSettings: strict),
         // End-to-end: runs the real `tether` binary as a subprocess.
         .testTarget(name: "TetherCLITests", dependencies: [
-            "tether", "TetherSim", "TetherCore", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
+            "tether", "TetherSim", "TetherCore", "TetherStreaming", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Fault injection: the real binary against every simulator through a fault proxy.
         .testTarget(name: "TetherFaultTests", dependencies: [
-            "tether", "TetherSim", "TetherCore", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
+            "tether", "TetherSim", "TetherCore", "TetherStreaming", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
     ]
 )

@@ -28,11 +28,11 @@ let package = Package(
         fuzzer("FuzzSSEDecoder", [tether("TetherNet")]),
         fuzzer("FuzzLineFramer", [tether("TetherNet")]),
         fuzzer("FuzzWebSocketFrames", [tether("TetherNet")]),
-        fuzzer("FuzzJSONParser", [tether("TetherCore")]),
-        fuzzer("FuzzOpenCodeWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherOpenCode")]),
-        fuzzer("FuzzOpenCode2Wire", [tether("TetherNet"), tether("TetherCore"), tether("TetherOpenCode")]),
-        fuzzer("FuzzCodexWorkerWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherCodexWorker")]),
-        fuzzer("FuzzCodexMonitorWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherCodexMonitor")]),
-        fuzzer("FuzzNotificationWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherNotification")]),
+        fuzzer("FuzzJSONParser", [tether("TetherStreaming")]),
+        fuzzer("FuzzOpenCodeWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherStreaming"), tether("TetherOpenCode")]),
+        fuzzer("FuzzOpenCode2Wire", [tether("TetherNet"), tether("TetherCore"), tether("TetherStreaming"), tether("TetherOpenCode")]),
+        fuzzer("FuzzCodexWorkerWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherStreaming"), tether("TetherCodexWorker")]),
+        fuzzer("FuzzCodexMonitorWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherStreaming"), tether("TetherCodexMonitor")]),
+        fuzzer("FuzzNotificationWire", [tether("TetherNet"), tether("TetherCore"), tether("TetherStreaming"), tether("TetherNotification")]),
     ]
 )

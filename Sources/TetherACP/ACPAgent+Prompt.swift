@@ -1,5 +1,6 @@
 import Foundation
 import TetherCore
+import TetherStreaming
 
 /// `session/prompt`, `session/cancel` and the permission requests a turn raises.
 extension ACPAgent {

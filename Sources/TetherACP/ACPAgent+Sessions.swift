@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// `initialize`, `session/new`, `session/load`, `session/list`.
 extension ACPAgent {

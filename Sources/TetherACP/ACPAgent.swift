@@ -1,5 +1,6 @@
 import Logging
 import TetherCore
+import TetherStreaming
 
 /// `tether acp`: an ACP agent (JSON-RPC 2.0, one message a line) over one profile's `Backend`.
 /// This actor is the thin I/O around the pure parts — `JSONRPCMessage` framing,

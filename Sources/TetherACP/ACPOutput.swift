@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TetherCore
+import TetherStreaming
 
 /// Where the agent's JSON-RPC lines go: stdout in `tether acp`, a buffer in tests. Each message is
 /// written whole, with its newline, under a lock (concurrent prompts never interleave bytes) and

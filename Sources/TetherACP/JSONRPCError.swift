@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// A JSON-RPC 2.0 error object. Codes are the spec's (and ACP's -32002 for a missing resource);
 /// the message always says what failed and, from a `TetherError`'s hint, what to do.

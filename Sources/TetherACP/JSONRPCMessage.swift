@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// One JSON-RPC 2.0 message, as read from or written to a line of the stdio stream.
 public enum JSONRPCMessage: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// A `session/request_permission` to put to the editor for one approval: the tool call it
 /// belongs to and the options the approval allows, each tied to the decision it sends.

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// The lifecycle of the permission requests put to the editor — pure state, actions out. It
 /// guarantees the contract's "exactly once": an approval gets at most one decision from the

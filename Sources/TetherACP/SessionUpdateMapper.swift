@@ -1,5 +1,6 @@
 import Foundation
 import TetherCore
+import TetherStreaming
 
 /// What the agent does about one normalized event: the pure output of `SessionUpdateMapper`.
 public enum SessionUpdateAction: Sendable, Equatable {

@@ -9,6 +9,7 @@ import Foundation
 import Logging
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// stdin as lines (JSON-RPC messages, one a line), read on a thread of its own: a blocking read
 /// must not hold a task of the cooperative pool. The stream finishes at EOF or on a read error.

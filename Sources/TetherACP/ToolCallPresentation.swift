@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// How a tool, command or file-change part looks as an ACP tool call: its `kind`, `title`,
 /// `status` and `content`. Pure functions of the part's normalized `data`.

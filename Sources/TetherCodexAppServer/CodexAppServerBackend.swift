@@ -2,6 +2,7 @@ import Logging
 import TetherCodexProtocol
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// The `codex` backend: Codex's own app-server (`codex app-server`), JSON-RPC over a `ws://`
 /// listener, the app-server daemon's unix socket, or a stdio child (see adapters.md, Codex

@@ -2,6 +2,7 @@ import Logging
 import TetherAdapterSupport
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// One initialized connection to an app-server: calls with Codex's errors turned into
 /// `TetherError`s, answers to its requests, and the queue of what it sends unasked.

@@ -1,5 +1,6 @@
 import TetherCodexProtocol
 import TetherCore
+import TetherStreaming
 
 /// One message the server sent unasked (a notification or a server request), as the
 /// connection's reader decoded it, ahead of its consumers.

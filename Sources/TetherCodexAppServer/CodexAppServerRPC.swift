@@ -2,6 +2,7 @@ import Logging
 import Synchronization
 import TetherCodexProtocol
 import TetherCore
+import TetherStreaming
 
 /// JSON-RPC with an app-server over one link, as Codex speaks it: no `jsonrpc` field, integer
 /// ids for our requests, and the server's own requests (approvals) in an id space of its own.

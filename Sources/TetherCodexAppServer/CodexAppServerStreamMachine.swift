@@ -1,5 +1,6 @@
 import TetherCodexProtocol
 import TetherCore
+import TetherStreaming
 
 /// The `codex` stream's protocol rules as a pure state machine (the shape of
 /// `OpenCodeStreamMachine` and `CodexMonitorStreamMachine`): what happened goes in — a message,

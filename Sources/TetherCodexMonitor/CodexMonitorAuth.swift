@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// The daemon's handshake. With a token configured it answers nothing but `auth` until the
 /// token matches (and sends no events before). A daemon started with `--insecure-no-auth`, or a

@@ -2,6 +2,7 @@ import TetherCodexProtocol
 import Logging
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// The `codexmonitor` backend: the CodexMonitor daemon, over raw TCP with one JSON object per
 /// line (see adapters.md, CodexMonitor). Sessions are a workspace's Codex threads

@@ -4,6 +4,7 @@ import Synchronization
 import TetherCore
 import TetherNet
 import TetherAdapterSupport
+import TetherStreaming
 
 /// One authenticated connection to the CodexMonitor daemon: the RPC layer plus the daemon's
 /// conventions — the auth handshake, raw app-server results, workspaces that must be connected

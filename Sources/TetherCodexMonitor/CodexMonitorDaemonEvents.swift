@@ -1,5 +1,6 @@
 import TetherCodexProtocol
 import TetherCore
+import TetherStreaming
 
 /// What the CodexMonitor daemon adds around the app-server's messages: its own notifications
 /// (`app-server-event` carries a raw app-server message of a workspace; `terminal-*`), and the

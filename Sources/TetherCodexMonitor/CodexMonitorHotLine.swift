@@ -1,5 +1,6 @@
 import TetherCodexProtocol
 import TetherCore
+import TetherStreaming
 
 /// The lines a busy CodexMonitor stream is made of — an `app-server-event` carrying an item's
 /// delta or the `item/started` that opens it — read with `JSONScanner` straight from their bytes

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 extension CodexMonitorRPC {
     /// One line from the daemon, classified. The daemon's envelope is JSON-RPC without the

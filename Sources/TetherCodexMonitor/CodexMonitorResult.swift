@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// The daemon passes a codex method's app-server response through whole, as its own `result`
 /// (`{"id":7,"result":{"id":3,"result":{…}}}`), so an app-server failure arrives as a daemon

@@ -1,5 +1,6 @@
 import TetherCodexProtocol
 import TetherCore
+import TetherStreaming
 
 /// The CodexMonitor stream's protocol rules, as a pure state machine (the shape
 /// `OpenCodeStreamMachine` has): what happened goes in — a daemon notification, a resync's

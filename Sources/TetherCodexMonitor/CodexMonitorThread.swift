@@ -1,5 +1,6 @@
 import TetherCodexProtocol
 import TetherCore
+import TetherStreaming
 
 /// Which threads belong to a workspace: CodexMonitor's own rule (see ``CodexThread`` for the
 /// threads themselves).

@@ -1,5 +1,6 @@
 import TetherCodexProtocol
 import TetherCore
+import TetherStreaming
 
 /// The CodexMonitor daemon's wire read without a daemon: one line of its newline JSON-RPC in,
 /// the normalized events it means out. A notification is classified and mapped as the event

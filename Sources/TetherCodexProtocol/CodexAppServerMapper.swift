@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// Codex app-server messages → normalized events, for every backend that carries them (the
 /// `codex` backend speaks to the app-server itself; CodexMonitor relays its messages inside

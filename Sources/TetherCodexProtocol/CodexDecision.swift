@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// Tether's decisions ⇄ the app-server's approval answers (v2, camelCase values; the amendment's
 /// inner key is snake_case, as Codex's serde names it).

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// The app-server notifications a busy stream is made of — an item's delta, and the
 /// `item/started` that opens each item — read with `JSONScanner` straight from their bytes: a

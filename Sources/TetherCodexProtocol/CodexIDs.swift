@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// A session's id: the thread's, behind its scope when it has one. A CodexMonitor thread is only
 /// reachable through its workspace (`WORKSPACE~THREAD`); an app-server spoken to directly names

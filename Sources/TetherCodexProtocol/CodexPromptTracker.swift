@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// `send --follow`'s prompt across reconnects, for the backends that resync a Codex thread by
 /// reading its turns (codex, CodexMonitor). The prompt is sent once, even when the link drops

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// Codex `Thread` objects (from `thread/list`, `thread/start`, `thread/resume`, `thread/started`,
 /// directly or as CodexMonitor relays them) as domain sessions. Decoded leniently: older

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// Codex app-server `ThreadItem`s (tagged by `type`, camelCase) as domain parts. Both the Codex
 /// Worker and CodexMonitor carry Codex's own items, so the mapping lives here once.

@@ -4,6 +4,7 @@ import Synchronization
 import TetherCore
 import TetherNet
 import TetherAdapterSupport
+import TetherStreaming
 
 /// The `codex-worker` backend: the Codex Worker (a Node service in front of `codex app-server`)
 /// over REST and per-job SSE. Sessions are threads, turns are jobs. See adapters.md.

@@ -3,6 +3,7 @@ import Logging
 import TetherCore
 import TetherNet
 import TetherAdapterSupport
+import TetherStreaming
 
 /// The Codex Worker's REST surface: Bearer auth (not on `/health`), `{error:{code,message}}`
 /// bodies turned into clear errors. The worker's messages are Chinese, so the switch is on

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// The envelopes a busy job's event stream is made of — an item delta, and the `item.started`
 /// that opens each item — read with `JSONScanner` straight from their bytes when `--raw` is not

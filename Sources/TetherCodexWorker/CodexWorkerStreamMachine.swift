@@ -1,5 +1,6 @@
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// One Codex Worker job's stream rules, as a pure state machine (the shape of
 /// `OpenCodeStreamMachine` and `CodexAppServerStreamMachine`): what happened goes in — the job's

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// Which jobs of a thread `events --session THREAD --follow` streams next: a pure state machine
 /// fed with each look at the thread's history (`GET /v1/threads/{id}/events`), which names every

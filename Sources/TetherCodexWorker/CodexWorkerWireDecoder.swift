@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// The Codex Worker's job event wire read without a server: one envelope (an SSE `data` payload
 /// of `/jobs/{id}/events`, or an entry of a replayed page) in, the normalized events it means

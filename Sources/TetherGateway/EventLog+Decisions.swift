@@ -1,5 +1,6 @@
 import GRDB
 import TetherCore
+import TetherStreaming
 
 /// Answered approvals, kept in the log's database so "answer once" survives a restart.
 extension EventLog {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import TetherCore
+import TetherStreaming
 
 /// Health, login and logout, and the profile list.
 extension GatewayAPI {

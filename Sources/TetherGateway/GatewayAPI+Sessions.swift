@@ -1,5 +1,6 @@
 import Hummingbird
 import TetherCore
+import TetherStreaming
 
 /// Sessions, history, turns and abort of one profile.
 extension GatewayAPI {

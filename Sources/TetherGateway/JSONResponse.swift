@@ -1,5 +1,6 @@
 import Hummingbird
 import TetherCore
+import TetherStreaming
 
 /// JSON bodies in and out, with TetherCore's own JSON (no Codable: the event schema is JSONValue).
 enum JSONResponse {

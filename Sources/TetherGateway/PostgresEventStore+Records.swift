@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import TetherCore
+import TetherStreaming
 
 /// What the shared log keeps besides events, as `EventLog+*` keeps it in SQLite: answered
 /// approvals (so every replica answers an approval once), approval pushes, the gateway's id,

@@ -1,5 +1,6 @@
 import Hummingbird
 import TetherCore
+import TetherStreaming
 
 /// An RFC 7807 `application/problem+json` error: `type`, `title`, `status`, `detail`, and `code`
 /// (one of the design's error codes), plus any extra members (a 409's `decision`).

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TetherCore
+import TetherStreaming
 
 /// One profile the gateway serves: its name, its backend, and the last connection state its
 /// subscription reported (for `GET /v1/profiles`).

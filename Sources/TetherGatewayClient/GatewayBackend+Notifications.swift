@@ -1,5 +1,6 @@
 import TetherAdapterSupport
 import TetherCore
+import TetherStreaming
 
 /// `tether notifications` through a gateway: what its API offers for a notification profile
 /// (the list, read state, and `watch` from its log); the rest acts on the desktop itself, so it

@@ -3,6 +3,7 @@ import Logging
 import TetherAdapterSupport
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// The `gateway` backend: another `tether serve`, through its HTTP API. What the remote profile
 /// can do, it does; events come from the gateway's durable log, resumed by its `seq`. See

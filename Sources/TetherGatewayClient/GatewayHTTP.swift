@@ -2,6 +2,7 @@ import Foundation
 import TetherAdapterSupport
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// A gateway's REST surface as a client sees it: URLs under the gateway's base, the Bearer token
 /// on every request, and its RFC 7807 problems turned back into the `TetherError` they were made

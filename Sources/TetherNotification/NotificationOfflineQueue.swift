@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// The offline queue: `read`, `read-all`, `delete` and `clear` issued while the desktop is
 /// unreachable wait here and are sent, oldest first, the next time Tether reaches it — the iOS

@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Foundation
 import TetherCore
+import TetherStreaming
 
 /// The per-profile notification state under the state directory:
 /// `notification/<profile>/queue.json` (the offline queue) and `peer-id` (our stable peer id).

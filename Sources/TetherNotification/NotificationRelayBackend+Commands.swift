@@ -1,5 +1,6 @@
 import Foundation
 import TetherCore
+import TetherStreaming
 
 /// The 11 methods as `tether notifications …` calls them.
 extension NotificationRelayBackend {

@@ -1,6 +1,7 @@
 import Foundation
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// `notifications watch` (and `events --follow`): a long-lived registration under the stable
 /// peer id, turning `notification.received` pushes — both envelope families, payload object or

@@ -3,6 +3,7 @@ import Logging
 import TetherCore
 import TetherNet
 import TetherAdapterSupport
+import TetherStreaming
 
 /// The `notification` backend: the ChainlessChain notification skill, reached the way the
 /// mobile apps reach it when their DataChannel is down — JSON envelopes relayed by the

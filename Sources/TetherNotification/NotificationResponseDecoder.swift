@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// Reads each method's result into what the CLI prints, accepting both shapes: the client
 /// contract's models and what the desktop's `notification-handler.js` actually returns

@@ -1,5 +1,6 @@
 import Foundation
 import TetherCore
+import TetherStreaming
 
 /// `notifications settings --set KEY=VALUE…` read into an `updateSettings` call. Keys are the
 /// snake_case names `settings` prints (camelCase wire names are accepted too); values are

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// The signaling relay's JSON frames and the ChainlessChain envelopes they carry, as pure
 /// functions: text in, decoded values out (and the reverse). Facts: protocols/notification.md

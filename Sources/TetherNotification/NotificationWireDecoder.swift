@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// The signaling relay's frames read without a relay, the way the notification backend reads
 /// them: a pushed notification becomes the event `notifications watch` emits, and a command

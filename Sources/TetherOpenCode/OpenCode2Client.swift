@@ -1,6 +1,7 @@
 import TetherCore
 import TetherAdapterSupport
 import TetherNet
+import TetherStreaming
 
 /// OpenCode 2.x's REST surface (protocols/opencode-v2.md §2–§3): every route under `/api`,
 /// Basic auth as user `opencode` on every request, answers unwrapped from `{data}`, tagged

@@ -1,5 +1,6 @@
 import TetherCore
 import TetherAdapterSupport
+import TetherStreaming
 
 /// The OpenCode 2.x wire facts Tether relies on that protocols/opencode-v2.md could not
 /// establish (its §7, and guesses where the note is silent), in one place, so that a live

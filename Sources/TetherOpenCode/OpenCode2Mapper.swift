@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// OpenCode 2.x events and the message union → normalized events (adapters.md, "OpenCode 2").
 /// Pure: no I/O. `map` takes one decoded frame of the global stream or the durable log;

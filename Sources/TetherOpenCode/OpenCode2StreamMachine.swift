@@ -1,5 +1,6 @@
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// The OpenCode 2.x stream's rules as a pure state machine (the shape of
 /// `OpenCodeStreamMachine`): stream elements, log catch-ups and REST reads go in, actions come

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// One frame of an OpenCode 2.x event stream (protocols/opencode-v2.md §4.1, §4.4), read:
 /// `GET /api/event` and the durable session log carry the same envelope

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// Which generation of OpenCode's HTTP API a server speaks, as far as Tether must know
 /// (protocols/opencode.md §0). Told from what the server answers, once per connection: the V1

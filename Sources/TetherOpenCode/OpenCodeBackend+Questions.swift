@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 extension OpenCodeBackend {
     /// A question (`question.asked`) is answered with its chosen labels, one list per question

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// Which generation a backend's server speaks, found once (`GET /api/info`) and kept.
 final class OpenCodeServerGeneration: Sendable {

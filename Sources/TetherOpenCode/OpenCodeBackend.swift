@@ -3,6 +3,7 @@ import Logging
 import TetherCore
 import TetherNet
 import TetherAdapterSupport
+import TetherStreaming
 
 /// The `opencode` backend: an OpenCode server (`opencode serve`), over REST and the
 /// `/global/event` SSE stream. See adapters.md (OpenCode) for the mapping.

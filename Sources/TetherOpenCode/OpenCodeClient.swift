@@ -3,6 +3,7 @@ import Logging
 import TetherCore
 import TetherNet
 import TetherAdapterSupport
+import TetherStreaming
 
 /// OpenCode's REST surface: URLs, Basic auth on every request, the `directory` scope, and error
 /// bodies (`{name, data:{message}}` or `{_tag, message}`) turned into clear `TetherError`s.

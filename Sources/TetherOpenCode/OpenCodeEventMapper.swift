@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// OpenCode wire events → normalized events. A pure state machine: `map` takes one decoded wire
 /// event and returns the domain events it means; `reconcile` takes REST snapshots after a

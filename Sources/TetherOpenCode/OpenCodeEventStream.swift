@@ -3,6 +3,7 @@ import Logging
 import TetherCore
 import TetherNet
 import TetherAdapterSupport
+import TetherStreaming
 
 /// The live side of the OpenCode backend, reduced to I/O: one SSE subscription
 /// (`/global/event`, or `/event` on servers without it), the REST reads, and the execution of

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// The frames a busy OpenCode stream is made of — `message.part.delta`, and
 /// `message.part.updated` of a text or reasoning part — read with `JSONScanner` straight from

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// One part as a snapshot shows it, with what the mapper needs of it: from a JSON part (the
 /// stream's `message.part.updated`, or REST's messages), or read straight from the bytes of a

@@ -1,5 +1,6 @@
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 /// The OpenCode stream's protocol rules, as a pure state machine in the shape async-http-client
 /// gives its own: what happened goes in — a stream element, a REST snapshot, the time it arrived

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// One event from OpenCode's SSE, from either endpoint: `/global/event` wraps it as
 /// `{directory, project?, workspace?, payload: {id?, type, properties}}`; `/event` sends the

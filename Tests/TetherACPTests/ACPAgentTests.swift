@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TetherCore
 @testable import TetherACP
+import TetherStreaming
 
 /// A backend that plays a scripted turn: the agent's I/O without a network.
 final class ScriptedBackend: Backend, Sendable {

@@ -1,6 +1,7 @@
 import Testing
 import TetherCore
 @testable import TetherACP
+import TetherStreaming
 
 @Suite struct JSONRPCFramingTests {
     @Test func readsRequestsNotificationsAndResponses() {

@@ -1,6 +1,7 @@
 import Testing
 import TetherCore
 @testable import TetherACP
+import TetherStreaming
 
 @Suite struct PermissionRequestsTests {
     let ask = PermissionAsk(approvalID: "job~appr", session: "s", toolCall: ["toolCallId": "call_1"],

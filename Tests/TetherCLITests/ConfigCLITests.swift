@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TetherTestSupport
 import TetherCore
+import TetherStreaming
 
 /// `tether profiles …`, config errors and usage errors, through the real binary.
 @Suite struct ConfigCLITests {

@@ -6,6 +6,7 @@ import TetherSim
 import Glibc
 #endif
 @testable import TetherTestSupport
+import TetherStreaming
 
 /// A fleet (README, "Running a fleet"): two `tether serve` replicas, the real binary, over one
 /// PostgreSQL (the run's throwaway cluster) and one OpenCode simulator.

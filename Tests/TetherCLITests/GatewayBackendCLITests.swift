@@ -6,6 +6,7 @@ import TetherSim
 import Glibc
 #endif
 @testable import TetherTestSupport
+import TetherStreaming
 
 /// `backend = "gateway"`: the real binary as a laptop runs it against a `tether serve` (itself
 /// over the OpenCode simulator) — every command through the gateway's API, events resumed by

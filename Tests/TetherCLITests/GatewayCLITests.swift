@@ -7,6 +7,7 @@ import TetherSim
 import Glibc
 #endif
 @testable import TetherTestSupport
+import TetherStreaming
 
 /// `tether serve`, the real binary, over the OpenCode simulator: replay, restarts, approvals, auth
 /// and retention, through HTTP as a client (a phone's page, a script) sees them.

@@ -5,6 +5,7 @@ import TetherSim
 #if canImport(Glibc)
 import Glibc
 #endif
+import TetherStreaming
 
 /// One HTTP exchange with the gateway, made with the curl binary (as a script would).
 struct HTTPReply: Sendable {

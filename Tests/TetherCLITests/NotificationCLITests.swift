@@ -3,6 +3,7 @@ import Testing
 import TetherCore
 import TetherSim
 @testable import TetherTestSupport
+import TetherStreaming
 
 /// `tether notifications …` against the notification relay and desktop simulator.
 @Suite(.serialized) struct NotificationCLITests {

@@ -3,6 +3,7 @@ import Testing
 import TetherCore
 import TetherSim
 @testable import TetherTestSupport
+import TetherStreaming
 
 /// The real binary against the OpenCode simulator on loopback, for each server generation
 /// Tether speaks to (the legacy Hono server has no `/permission` or `/question` routes).

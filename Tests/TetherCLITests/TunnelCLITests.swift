@@ -4,6 +4,7 @@ import Testing
 import TetherCore
 import TetherSim
 @testable import TetherTestSupport
+import TetherStreaming
 
 /// Profiles with `tunnel = NAME`, through a real OpenSSH sshd on loopback: the backends are
 /// reached only through libssh2 direct-tcpip channels.

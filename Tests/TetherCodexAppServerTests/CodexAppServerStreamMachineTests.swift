@@ -2,6 +2,7 @@ import Testing
 import TetherCodexProtocol
 import TetherCore
 @testable import TetherCodexAppServer
+import TetherStreaming
 
 /// The stream's rules, replayed from what the real codex 0.163 sent (Transcripts/).
 @Suite("codex stream machine, from recorded transcripts")

@@ -1,6 +1,7 @@
 import Testing
 import TetherCodexProtocol
 import TetherCore
+import TetherStreaming
 
 /// An app-server message read straight from its bytes (`CodexHotMessage.read`, the message on
 /// its own, as the app-server sends it): what it reads, and what it leaves to the parser.

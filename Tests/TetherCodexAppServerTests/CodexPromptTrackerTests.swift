@@ -1,6 +1,7 @@
 import Testing
 import TetherCodexProtocol
 import TetherCore
+import TetherStreaming
 
 /// `send --follow`'s prompt over a resync, as both Codex backends judge it.
 @Suite struct CodexPromptTrackerTests {

@@ -2,6 +2,7 @@ import Foundation
 import TetherCodexProtocol
 import TetherCore
 @testable import TetherCodexAppServer
+import TetherStreaming
 
 /// The transcripts captured from the real codex 0.163 (`../shared/protocols/codex-app-server/`):
 /// `  TIME CLIENT DIR JSON` lines (`<` from the server, `>` to it) and `# …` comments, of which

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import TetherCodexMonitor
+import TetherStreaming
 
 @Suite struct CodexAppServerMapperTests {
     let session = "ws-1~thr_1"

@@ -2,6 +2,7 @@ import Testing
 import TetherTestSupport
 import TetherCore
 @testable import TetherCodexMonitor
+import TetherStreaming
 
 /// Item deltas and `item/started` read straight from their lines (`CodexMonitorHotLine`, used
 /// when `--raw` is not asked for) must mean exactly what the same lines parsed whole mean.

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import TetherCodexMonitor
+import TetherStreaming
 
 /// The CodexMonitor stream's rules without a socket: recorded notifications and `resume_thread`
 /// snapshots in, actions out.

@@ -8,6 +8,7 @@ import Testing
 import TetherCore
 @testable import TetherCodexMonitor
 @testable import TetherNet
+import TetherStreaming
 
 @Suite(.serialized) struct TCPLineConnectionTests {
     func text(_ line: [UInt8]?) -> String? { line.map { String(decoding: $0, as: UTF8.self) } }

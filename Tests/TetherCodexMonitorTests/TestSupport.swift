@@ -5,6 +5,7 @@ import Synchronization
 import TetherCore
 import TetherNet
 @testable import TetherCodexMonitor
+import TetherStreaming
 
 let quietLogger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import TetherCodexWorker
+import TetherStreaming
 
 @Suite struct CodexWorkerEventMapperTests {
     let job = "job_1560b5bbcaeb488b"

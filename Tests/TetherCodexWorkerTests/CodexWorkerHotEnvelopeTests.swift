@@ -3,6 +3,7 @@ import Testing
 import TetherTestSupport
 import TetherCore
 @testable import TetherCodexWorker
+import TetherStreaming
 
 /// Delta and `item.started` envelopes read straight from their bytes (`CodexWorkerHotEnvelope`,
 /// used when `--raw` is not asked for) must mean exactly what the same envelopes parsed whole mean.

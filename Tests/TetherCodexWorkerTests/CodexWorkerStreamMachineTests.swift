@@ -3,6 +3,7 @@ import Testing
 import TetherCore
 import TetherNet
 @testable import TetherCodexWorker
+import TetherStreaming
 
 /// `CodexWorkerStreamMachine`'s rules, from the recorded job transcripts: each test feeds what
 /// the follower would (a snapshot's state, decoded stream batches, a failed request, a page) and

@@ -1,6 +1,7 @@
 import Testing
 import TetherCore
 @testable import TetherCodexWorker
+import TetherStreaming
 
 /// Which jobs `events --session THREAD --follow` streams at each look at the thread's history.
 @Suite struct CodexWorkerThreadJobsTests {

@@ -55,11 +55,11 @@ import Testing
         }
         var reused = EventCodec()
         var lines: [UInt8] = []
-        reused.withLines(events, profile: "fallback", backend: .codexMonitor) { lines = Array($0) }
+        lines = reused.encodeLines(events, profile: "fallback", backend: .codexMonitor)
         var fresh: [UInt8] = []
         for event in events {
             var codec = EventCodec()
-            codec.withLines([event], profile: "fallback", backend: .codexMonitor) { fresh += $0 }
+            fresh += codec.encodeLines([event], profile: "fallback", backend: .codexMonitor)
         }
         expectSameLines(lines, fresh)
         // And one at a time through the same codec.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TetherCore
+import TetherStreaming
 
 /// `Event` keeps its fields in one shared box: it must still behave as a value.
 @Suite struct EventValueTests {

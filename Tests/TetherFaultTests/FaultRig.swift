@@ -3,6 +3,7 @@ import Logging
 import TetherCore
 import TetherSim
 @testable import TetherTestSupport
+import TetherStreaming
 
 /// One backend under test: its simulator, a profile that reaches it through a fault proxy, and
 /// a long turn to break. Each rig drives the real `tether` binary as a user would.

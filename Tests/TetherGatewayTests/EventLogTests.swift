@@ -3,6 +3,7 @@ import Logging
 import Testing
 import TetherCore
 @testable import TetherGateway
+import TetherStreaming
 
 /// The durable log: the duplicate rule, seq across reopen, retention, answered approvals.
 @Suite struct EventLogTests {

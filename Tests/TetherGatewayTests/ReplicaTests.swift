@@ -5,6 +5,7 @@ import Testing
 import TetherCore
 @testable import TetherGateway
 @testable import TetherTestSupport
+import TetherStreaming
 
 /// Replicas of a fleet: several journals over one PostgreSQL database, as several `tether serve`
 /// processes have.

@@ -3,6 +3,7 @@ import Synchronization
 import TetherCore
 import TetherNet
 @testable import TetherNotification
+import TetherStreaming
 
 /// An in-memory signaling relay (protocols/notification.md §4.1) with scripted desktop peers on
 /// it: the far end of the backend's tests, written from the notes for these tests (it is not

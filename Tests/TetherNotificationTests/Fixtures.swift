@@ -1,5 +1,6 @@
 import Foundation
 import TetherCore
+import TetherStreaming
 
 /// The JSON fixtures under Fixtures/, written from protocols/notification.md: relay frames,
 /// and each method's result in the client contract's shape and in the real desktop's.

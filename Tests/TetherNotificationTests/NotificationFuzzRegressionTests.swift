@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import TetherNotification
+import TetherStreaming
 
 /// Inputs the fuzz target `FuzzNotificationWire` (Fuzz/) crashed on. Each is kept under
 /// Tests/Fuzz/Regressions/FuzzNotificationWire/, where the fuzz runs also use it as a seed.

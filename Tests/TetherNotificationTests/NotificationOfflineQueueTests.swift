@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import TetherNotification
+import TetherStreaming
 
 struct NotificationOfflineQueueTests {
     typealias Queue = NotificationOfflineQueue

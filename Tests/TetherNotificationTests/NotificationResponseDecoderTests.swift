@@ -1,6 +1,7 @@
 import Testing
 import TetherCore
 @testable import TetherNotification
+import TetherStreaming
 
 /// Every method's result, in the client contract's shape and in the real desktop's, read into
 /// what the CLI prints.

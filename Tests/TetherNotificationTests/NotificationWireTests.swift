@@ -1,6 +1,7 @@
 import Testing
 import TetherCore
 @testable import TetherNotification
+import TetherStreaming
 
 /// Relay frames and ChainlessChain envelopes, decoded from the fixtures (both payload forms,
 /// both error forms, both event families, offline replays) and encoded for the wire.

@@ -3,6 +3,7 @@ import Testing
 import TetherCore
 import TetherNet
 @testable import TetherOpenCode
+import TetherStreaming
 
 /// OpenCode 2.x without a socket: frames as protocols/opencode-v2.md §4 shows them, decoded,
 /// mapped, and run through the stream machine.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import TetherOpenCode
+import TetherStreaming
 
 /// OpenCode 2.x turns recorded from `tether simulate opencode --generation 2` (`/api/event`,
 /// one `data:` frame a line, under Transcripts/v2-*.jsonl), through the stream machine: the

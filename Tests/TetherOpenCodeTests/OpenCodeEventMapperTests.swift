@@ -1,6 +1,7 @@
 import Testing
 import TetherCore
 @testable import TetherOpenCode
+import TetherStreaming
 
 @Suite struct OpenCodeEventMapperTests {
     let session = "ses_fe1d0c3a2b11Qm8xT2aLk9pQ1z"

@@ -1,6 +1,7 @@
 import Testing
 import TetherCore
 @testable import TetherOpenCode
+import TetherStreaming
 
 /// Resync against a legacy server, which lists no pending permissions: the mapper keeps what the
 /// stream announced for as long as the server's messages show the tool still waiting.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import TetherOpenCode
+import TetherStreaming
 
 /// The OpenCode stream's rules without a socket: recorded frames and REST snapshots in, actions out.
 @Suite struct OpenCodeStreamMachineTests {

@@ -1,6 +1,7 @@
 import Foundation
 import TetherCore
 @testable import TetherOpenCode
+import TetherStreaming
 
 /// Recorded OpenCode SSE payloads (one `data:` JSON a line) under Transcripts/.
 enum Transcript {

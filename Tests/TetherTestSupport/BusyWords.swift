@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// The words a `JSONStringTable` started with `vocabulary` does not hand back as the literal
 /// itself, in each of two batches: what an adapter's `busyWords` test expects to be none. (Two

@@ -1,5 +1,5 @@
 import FuzzSupport
-import TetherCore
+import TetherStreaming
 
 runFuzzer(fuzz)
 

@@ -2,6 +2,7 @@ import FuzzSupport
 import TetherCore
 import TetherNet
 import TetherNotification
+import TetherStreaming
 
 runFuzzer(fuzz)
 

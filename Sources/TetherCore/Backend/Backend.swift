@@ -1,3 +1,5 @@
+import TetherStreaming
+
 /// One backend behind Tether, as the CLI sees it. Adapters implement this; the CLI knows nothing
 /// else about them. Every stream comes out as domain `Event`s; every failure as a `TetherError`.
 /// Methods a backend cannot do are never called: the CLI checks `capabilities` first.

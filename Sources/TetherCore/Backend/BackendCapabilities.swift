@@ -1,3 +1,5 @@
+import TetherStreaming
+
 /// What a backend can do. The CLI checks a command against these before it runs it, so an
 /// unsupported command fails at once with a clear message (exit 64) instead of deep in an adapter.
 public struct BackendCapabilities: OptionSet, Sendable, Hashable {

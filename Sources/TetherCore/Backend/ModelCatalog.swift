@@ -1,3 +1,5 @@
+import TetherStreaming
+
 /// A backend that can list the models its turns may name (`SendRequest.model`). Kept apart from
 /// `Backend`: most backends cannot list models, and a backend that can adopts this as well.
 public protocol ModelCatalog: Sendable {

@@ -1,3 +1,5 @@
+import TetherStreaming
+
 /// A request from the agent for the user's permission. `id` is self-contained: a later, separate
 /// `tether approve ID` must be able to answer it with nothing else.
 public struct Approval: Sendable, Equatable {

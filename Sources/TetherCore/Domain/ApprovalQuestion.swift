@@ -1,3 +1,5 @@
+import TetherStreaming
+
 /// One question of a question approval (`approval.requested` kind `question`, data `questions`:
 /// `[{question, header, options: [{label, description}], multiple, custom}]`), as every backend
 /// that asks maps it (OpenCode's question API and forms, Codex's `requestUserInput`). Its answer

@@ -1,3 +1,5 @@
+import TetherStreaming
+
 /// A desktop notification (the notification backend).
 public struct Notification: Sendable, Equatable {
     public var id: String

@@ -1,3 +1,5 @@
+import TetherStreaming
+
 /// A conversation with an agent: an OpenCode session, a Codex thread, a CodexMonitor
 /// workspace thread. `id` is the backend's own id (self-contained where it needs several keys).
 public struct Session: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import TetherStreaming
+
 /// Typed constructors for each event type, so the `data` of a type has one shape everywhere.
 extension Event {
     public enum ConnectionState: String, Sendable {

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import TetherStreaming
 
 /// The JSON Lines codec for schema v1: one event, one line, keys in the documented order
 /// (`v`, `type`, `ts`, `profile`, `backend`, `session`, `turn`, `part`, `cursor`, `data`, `raw`).
@@ -29,20 +30,24 @@ public struct EventCodec: Sendable {
         return writer.bytes
     }
 
-    /// Encodes `events` as consecutive lines into the codec's reused buffer and hands the bytes
-    /// to `body` (one `write(2)` for a whole batch). `profile` and `backend` stand in for events
-    /// that carry none.
-    public mutating func withLines<Result>(_ events: [Event], profile: String? = nil, backend: BackendKind? = nil,
-                                           _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        writer.reset()
-        for index in events.indices { append(events[index], profile: profile, backend: backend) }
-        return writer.withUnsafeBytes(body)
+    /// Encodes `events` as consecutive lines, newlines included. `profile` and `backend` stand in
+    /// for events that carry none.
+    public mutating func encodeLines(_ events: [Event], profile: String? = nil, backend: BackendKind? = nil) -> [UInt8] {
+        writeLines(events, profile: profile, backend: backend)
+        return writer.bytes
     }
 
-    /// `withLines` straight to a file descriptor (one `write(2)` for the batch).
+    /// `events` as consecutive lines straight to a file descriptor, from the codec's reused
+    /// buffer (one `write(2)` for the batch).
     public mutating func writeLines(_ events: [Event], profile: String? = nil, backend: BackendKind? = nil,
                                     to descriptor: Int32) -> FileDescriptorWriter.Outcome {
-        withLines(events, profile: profile, backend: backend) { FileDescriptorWriter.writeAll(descriptor, $0) }
+        writeLines(events, profile: profile, backend: backend)
+        return FileDescriptorWriter.writeAll(descriptor, writer)
+    }
+
+    private mutating func writeLines(_ events: [Event], profile: String?, backend: BackendKind?) {
+        writer.reset()
+        for index in events.indices { append(events[index], profile: profile, backend: backend) }
     }
 
     private mutating func append(_ event: Event, profile: String? = nil, backend: BackendKind? = nil) {
@@ -91,7 +96,7 @@ public struct EventCodec: Sendable {
         /// Writes the header kept for `type`, if there is one.
         func writeCached(_ type: EventType, to writer: inout JSONWriter) -> Bool {
             for entry in byType where entry.type == type {
-                bytes.withUnsafeBufferPointer { writer.writeRaw(UnsafeBufferPointer(rebasing: $0[entry.range])) }
+                writer.writeRaw(bytes[entry.range])
                 return true
             }
             return false
@@ -100,7 +105,7 @@ public struct EventCodec: Sendable {
         /// Keeps what `writer` wrote from `start` on as `type`'s header.
         mutating func keep(_ type: EventType, from start: Int, of writer: JSONWriter) {
             let first = bytes.count
-            writer.withUnsafeBytes { bytes.append(contentsOf: $0[start...]) }
+            writer.appendBytes(from: start, to: &bytes)
             byType.append((type, first..<bytes.count))
         }
     }
@@ -112,7 +117,7 @@ public struct EventCodec: Sendable {
         var bytes: [UInt8] = []
 
         mutating func write(_ value: String, to writer: inout JSONWriter) {
-            if EventCodec.sameBytes(self.value, value) {
+            if String.sameBytes(self.value, value) {
                 writer.writeRaw(bytes)
                 return
             }
@@ -128,7 +133,7 @@ public struct EventCodec: Sendable {
     private var turnField = FieldCache(separatorAndKey: ",\"turn\":")
 
     private mutating func writeHeader(_ type: EventType, ts: Double, profile: String?, backend: BackendKind?) {
-        if headers.ts != ts || headers.backend != backend || !Self.sameBytes(headers.profile, profile) {
+        if headers.ts != ts || headers.backend != backend || !String.sameBytes(headers.profile, profile) {
             headers.reset(ts: ts, profile: profile, backend: backend)
         } else if headers.writeCached(type, to: &writer) {
             return
@@ -141,19 +146,6 @@ public struct EventCodec: Sendable {
         optional(",\"profile\":", profile)
         optional(",\"backend\":", backend?.rawValue)
         headers.keep(type, from: start, of: writer)
-    }
-
-    /// Byte-for-byte equality: `==` on String is canonical equivalence, under which two ids
-    /// spelled with different bytes can be equal, and the bytes of one must not stand for the other.
-    /// Both strings are borrowed, not copied: this runs for several fields of every line, on
-    /// strings the producing thread is retaining at the same time.
-    fileprivate static func sameBytes(_ lhs: String?, _ rhs: String?) -> Bool {
-        if lhs == nil || rhs == nil { return lhs == nil && rhs == nil }
-        return lhs.unsafelyUnwrapped.withUTF8InPlace { left in
-            rhs.unsafelyUnwrapped.withUTF8InPlace { right in
-                left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-            }
-        }
     }
 
     /// `,"key":` and the value, when there is one.

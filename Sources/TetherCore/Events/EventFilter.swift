@@ -53,18 +53,14 @@ public struct EventFilter: Sendable {
 
     /// `events` admitted, in order, up to and including the one that completes the turn.
     /// The array itself when all pass (the common case: no copy).
-    /// (Each event is read where it lies: taking it out of the array to look at it copied it,
-    /// retaining everything it holds, and released it again.)
     public mutating func admit(_ events: [Event]) -> [Event] {
         var kept: [Event]?
-        events.withUnsafeBufferPointer { events in
-            for index in events.indices {
-                let admitted = admit(events[index])
-                if kept == nil, !admitted {
-                    kept = Array(events[..<index])
-                } else if admitted {
-                    kept?.append(events[index])
-                }
+        for index in events.indices {
+            let admitted = admit(events[index])
+            if kept == nil, !admitted {
+                kept = Array(events[..<index])
+            } else if admitted {
+                kept?.append(events[index])
             }
         }
         return kept ?? events

@@ -1,5 +1,6 @@
 import Synchronization
 import TetherCore
+import TetherStreaming
 
 /// `send --follow` on a terminal asks for an approval where it appears, the way `gh` asks: one
 /// key per option, Enter leaves it pending (with the command that answers it later). Copying a

@@ -3,6 +3,7 @@ import TetherAdapterSupport
 import TetherConfig
 import TetherCore
 import TetherNet
+import TetherStreaming
 
 struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import TetherCore
+import TetherStreaming
 
 /// `tether notifications …`: the notification backend's 11 methods and its live pushes.
 struct NotificationsCommand: AsyncParsableCommand {

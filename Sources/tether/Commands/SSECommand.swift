@@ -2,6 +2,7 @@ import ArgumentParser
 import TetherCore
 import TetherNet
 import TetherAdapterSupport
+import TetherStreaming
 
 /// `tether sse URL`: any SSE endpoint, one JSON line per event. How a user looks at what a
 /// backend really sends, and how the decoder is checked against other implementations.

@@ -5,6 +5,7 @@ import TetherCore
 import TetherGateway
 import TetherGatewayClient
 import TetherNet
+import TetherStreaming
 
 /// `tether serve`: the gateway — one API and a durable event log over every served profile.
 struct ServeCommand: AsyncParsableCommand {

@@ -3,6 +3,7 @@ import Foundation
 import TetherConfig
 import TetherCore
 import TetherSSH
+import TetherStreaming
 
 struct TunnelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

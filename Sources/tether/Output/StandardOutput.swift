@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import TetherCore
+import TetherStreaming
 
 /// Writes whole lines to a file descriptor with `write(2)`: no stdio buffer sits between a line
 /// and a consumer waiting on a pipe, and a line is never split between two writes we issue.

@@ -1,4 +1,5 @@
 import TetherCore
+import TetherStreaming
 
 /// A question approval's questions (`ApprovalQuestion`), and how the `--answer` values a person
 /// typed become its answer: one list of labels per question.

@@ -1,5 +1,5 @@
 import Testing
-@testable import TetherCore
+@testable import TetherStreaming
 
 /// The word-at-a-time search for the end of a plain run finds what a byte-by-byte search finds:
 /// at every length, start and offset, in the last few bytes too, with a byte on either side of

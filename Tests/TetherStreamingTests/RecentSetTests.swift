@@ -1,5 +1,5 @@
 import Testing
-@testable import TetherCore
+@testable import TetherStreaming
 
 @Suite struct RecentSetTests {
     /// A member whose hash is chosen by the test: few distinct hashes make long probe chains

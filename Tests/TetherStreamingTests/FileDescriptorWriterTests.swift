@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TetherCore
+@testable import TetherStreaming
 
 @Suite struct FileDescriptorWriterTests {
     /// A descriptor someone else left non-blocking (a parent sharing the pipe) is full at 64 KiB:

@@ -39,6 +39,12 @@ public struct JSONWriter: @unchecked Sendable {  // the memory is changed only w
 
     public var isEmpty: Bool { count == 0 }
 
+    /// Appends the bytes written from `start` (a `count` read earlier) on to `array`, copied once.
+    public func appendBytes(from start: Int, to array: inout [UInt8]) {
+        precondition(start >= 0 && start <= count, "a mark past what was written")
+        withUnsafeBytes { array.append(contentsOf: $0[start...]) }
+    }
+
     /// The bytes written, borrowed in place.
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try withExtendedLifetime(owner) { try body(UnsafeRawBufferPointer(start: base, count: count)) }
@@ -114,6 +120,12 @@ public struct JSONWriter: @unchecked Sendable {  // the memory is changed only w
 
     /// Appends bytes that are already JSON (what an earlier write produced).
     public mutating func writeRaw(_ json: [UInt8]) {
+        makeUnique()
+        json.withUnsafeBufferPointer { append($0) }
+    }
+
+    /// Appends bytes that are already JSON: a part of what an earlier write produced.
+    public mutating func writeRaw(_ json: ArraySlice<UInt8>) {
         makeUnique()
         json.withUnsafeBufferPointer { append($0) }
     }

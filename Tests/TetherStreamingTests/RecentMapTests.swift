@@ -1,5 +1,5 @@
 import Testing
-@testable import TetherCore
+@testable import TetherStreaming
 
 /// Bounded per-id state: the oldest inserted entry goes first, updates keep their place.
 @Suite struct RecentMapTests {

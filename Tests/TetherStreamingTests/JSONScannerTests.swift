@@ -1,5 +1,5 @@
 import Testing
-@testable import TetherCore
+@testable import TetherStreaming
 
 @Suite struct JSONScannerTests {
     /// A walk that enters every object and reads every string, skipping the rest: the top-level

@@ -1,4 +1,3 @@
-import TetherStreaming
 
 /// A multiplicative hash over 8 bytes at a time, for ids read off the wire: ids differ
 /// anywhere, often only in their last characters, so every byte counts. A multiplication

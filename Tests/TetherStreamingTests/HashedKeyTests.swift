@@ -1,5 +1,5 @@
 import Testing
-@testable import TetherCore
+@testable import TetherStreaming
 
 /// A key that hashes its bytes once: equal exactly when its text is, and every byte counts.
 @Suite struct HashedKeyTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import TetherCore
+@testable import TetherStreaming
 
 @Suite struct JSONParserTests {
     @Test(arguments: [
