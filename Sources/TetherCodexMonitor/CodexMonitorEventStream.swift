@@ -18,8 +18,6 @@ struct CodexMonitorEventStream: Sendable {
 
     private var configuration: CodexMonitorBackend.Configuration { backend.configuration }
 
-    /// The most notifications mapped before what they produced is handed on.
-    private static let eventsHeldAtMost = 1024
     private var logger: Logger { backend.logger }
 
     func run() -> EventStream {
@@ -88,15 +86,7 @@ struct CodexMonitorEventStream: Sendable {
         // For lines the reader kept as bytes (a backlog read while a call waited).
         let strings = JSONStringTable(vocabulary: CodexMonitorHotLine.busyWords)
         var lost = 0  // dropped after the batch: the machine resyncs once it has the batch
-        var fed = 0
         func feed(_ incoming: CodexMonitorRPC.Incoming) async throws {
-            try await receive(incoming)
-            // A backlog read while a call waited comes as one batch of up to the call budget:
-            // what it produced is handed on as it goes, not held to its end.
-            fed += 1
-            if fed.isMultiple(of: Self.eventsHeldAtMost) { try await outbox.flush() }
-        }
-        func receive(_ incoming: CodexMonitorRPC.Incoming) async throws {
             let now = Event.now()  // per notification: a resync or a send inside the batch takes time
             switch incoming {
             case .notification(let method, let params, let raw):
