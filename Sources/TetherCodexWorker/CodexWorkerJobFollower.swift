@@ -107,9 +107,9 @@ struct CodexWorkerJobFollower: Sendable {
             liveness: backend.configuration.streamLiveness,
             policy: ReconnectPolicy(configuration: backend.configuration.reconnect)))
         do {
-            // Reading and decoding run ahead in a task of their own (another core); what one
-            // network read brought is handed to the machine whole, and its events on as one batch.
-            try await withPipelineStage(capacity: decodedWireBytesAhead, produce: { [keepsRaw, logger = backend.logger] channel in
+            // Reading and decoding run ahead in a task of their own (another core); the kernel's
+            // pump hands each element to the machine, and a network read's events go on as one batch.
+            _ = try await pumpStream(decodingAhead: decodedWireBytesAhead, produce: { [keepsRaw, logger = backend.logger] channel in
                 var elements = source.makeAsyncIterator()
                 let strings = JSONStringTable(vocabulary: CodexWorkerHotEnvelope.busyWords)
                 while let batch = try await elements.nextBatch() {
@@ -117,15 +117,14 @@ struct CodexWorkerJobFollower: Sendable {
                     try await channel.send(contentsOf: Self.decode(batch, keepsRaw: keepsRaw, strings: strings, logger: logger),
                                            weight: EventSource.wireBytes(of: batch))
                 }
-            }, consume: { channel in
-                while let batch = try await channel.next() {
-                    for action in machine.receive(batch, endpoint: endpoint, mapper: &mapper) {
-                        switch action {
-                        case .emit(let events): try await emit(events)
-                        case .noteBoundReached(let note): backend.logger.warning("\(note)")
-                        case .finish: return
-                        default: break  // a batch only emits, notes and finishes
-                        }
+            }, leaving: Decoded.link(.connecting(attempt: 0)), isDone: { machine.finished }, feed: { element in
+                machine.receive(element, endpoint: endpoint, mapper: &mapper)
+            }, endOfBatch: {
+                for action in machine.endOfBatch(mapper: &mapper) {
+                    switch action {
+                    case .emit(let events): try await emit(events)
+                    case .noteBoundReached(let note): backend.logger.warning("\(note)")
+                    default: break  // a batch only emits, notes and finishes (the pump stops at `finished`)
                     }
                 }
             })

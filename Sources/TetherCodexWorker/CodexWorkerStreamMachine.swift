@@ -4,8 +4,9 @@ import TetherStreaming
 
 /// One Codex Worker job's stream rules, as a pure state machine (the shape of
 /// `OpenCodeStreamMachine` and `CodexAppServerStreamMachine`): what happened goes in — the job's
-/// snapshot, a batch of decoded stream elements, a replayed page, a failed request — and what to
-/// do comes out as actions, which `CodexWorkerJobFollower` (the I/O loop) performs.
+/// snapshot, each decoded stream element and the end of its network read, a replayed page, a
+/// failed request — and what to do comes out as actions, which `CodexWorkerJobFollower` (the
+/// I/O loop, on the kernel's `pumpStream`) performs.
 ///
 /// The rules (adapters.md, Codex Worker):
 /// - The cursor is the last seq this stream has of the job (-1: none yet, which the worker reads
@@ -51,6 +52,8 @@ struct CodexWorkerStreamMachine {
     /// The last seq this stream has of the job; -1: none yet.
     private(set) var cursor: Int64 = -1
     private(set) var finished = false
+    /// What the elements received since the last `endOfBatch` produced.
+    private var gathered: [Event] = []
 
     init(job: String, thread: String?, keepsRaw: Bool) {
         self.job = job
@@ -84,37 +87,45 @@ struct CodexWorkerStreamMachine {
         case envelope(JSONValue)
     }
 
-    /// What one network read brought, decoded, in order. `endpoint`: where the link goes (for
-    /// `connection.state`). The batch is consumed: its elements are moved out, not copied (a
-    /// copy would retain every string the decoding task made, to be released there).
-    mutating func receive(_ batch: consuming [Decoded], endpoint: String, mapper: inout CodexWorkerEventMapper) -> [Action] {
-        var gathered: [Event] = []
-        gathered.reserveCapacity(batch.count)
-        batch.reverse()
-        while !finished, let element = batch.popLast() {
-            switch element {
-            case .link(.connecting(let attempt)):
-                if attempt > 1 { gathered.append(.connection(.reconnecting, attempt: attempt, endpoint: endpoint)) }
-            case .link(.open):
-                gathered.append(.connection(.connected, endpoint: endpoint))
-            case .link(.disconnected(let reason, let retryIn, let attempt)):
-                gathered.append(.connection(.reconnecting, attempt: attempt,
-                                            reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn.secondsText)"))
-            case .link:
-                break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
-            case .hot(let hot):
-                if let seq = hot.seq { advance(to: seq, into: &gathered) }
-                mapper.map(hot, into: &gathered)
-            case .envelope(let envelope):
-                if let seq = envelope["seq"]?.int { advance(to: seq, into: &gathered) }
-                gathered += withRaw(mapper.map(envelope), envelope)
-                finished = envelope["type"]?.string == "job.finished"
-            }
+    /// One element of the job's stream, decoded, in order. `endpoint`: where the link goes (for
+    /// `connection.state`). What it produced is gathered until `endOfBatch`; after
+    /// `job.finished` the machine is done (`finished`) and takes nothing more.
+    mutating func receive(_ element: Decoded, endpoint: String, mapper: inout CodexWorkerEventMapper) {
+        guard !finished else { return }
+        switch element {
+        case .link(.connecting(let attempt)):
+            if attempt > 1 { gathered.append(.connection(.reconnecting, attempt: attempt, endpoint: endpoint)) }
+        case .link(.open):
+            gathered.append(.connection(.connected, endpoint: endpoint))
+        case .link(.disconnected(let reason, let retryIn, let attempt)):
+            gathered.append(.connection(.reconnecting, attempt: attempt,
+                                        reason: (reason?.detail ?? "the stream ended") + "; retrying in \(retryIn.secondsText)"))
+        case .link:
+            break  // `: connected`, `: ping` — the liveness watchdog already saw the bytes
+        case .hot(let hot):
+            if let seq = hot.seq, let gap = advance(to: seq) { gathered.append(gap) }
+            mapper.map(hot, into: &gathered)
+        case .envelope(let envelope):
+            if let seq = envelope["seq"]?.int, let gap = advance(to: seq) { gathered.append(gap) }
+            gathered += withRaw(mapper.map(envelope), envelope)
+            finished = envelope["type"]?.string == "job.finished"
         }
+    }
+
+    /// What one network read brought has been received: its events go on as one batch, then
+    /// a bound's note and, after `job.finished`, finish.
+    mutating func endOfBatch(mapper: inout CodexWorkerEventMapper) -> [Action] {
         var actions = emit(gathered)
+        gathered = []
         if let note = mapper.boundNote() { actions.append(.noteBoundReached(note)) }
         if finished { actions.append(.finish) }
         return actions
+    }
+
+    /// What one network read brought, decoded, in order: `receive` each, then `endOfBatch`.
+    mutating func receive(_ batch: [Decoded], endpoint: String, mapper: inout CodexWorkerEventMapper) -> [Action] {
+        for element in batch { receive(element, endpoint: endpoint, mapper: &mapper) }
+        return endOfBatch(mapper: &mapper)
     }
 
     /// The stream's request failed with `status` (nil: no answer) and the worker's error `code`.
@@ -149,7 +160,7 @@ struct CodexWorkerStreamMachine {
         var actions: [Action] = []
         for envelope in envelopes {
             var events: [Event] = []
-            if let seq = envelope["seq"]?.int { advance(to: seq, into: &events) }
+            if let seq = envelope["seq"]?.int, let gap = advance(to: seq) { events.append(gap) }
             events += withRaw(mapper.map(envelope), envelope)
             actions += emit(events)
         }
@@ -159,10 +170,11 @@ struct CodexWorkerStreamMachine {
 
     // MARK: Rules
 
-    /// A seq arrived: report the seqs between the cursor and it as lost, and move the cursor on.
-    private mutating func advance(to seq: Int64, into events: inout [Event]) {
-        if seq > cursor + 1 { events.append(gap(after: cursor, before: seq)) }
-        cursor = max(cursor, seq)
+    /// A seq arrived: the cursor moves on to it; the error reporting the seqs between them as
+    /// lost, if any were skipped.
+    private mutating func advance(to seq: Int64) -> Event? {
+        defer { cursor = max(cursor, seq) }
+        return seq > cursor + 1 ? gap(after: cursor, before: seq) : nil
     }
 
     /// Events between `cursor` (the last seq we have) and `seq` (the one that arrived) were
