@@ -13,6 +13,9 @@ public struct Gateway: Sendable {
     public let profiles: [ServedProfile]
     let logger: Logger
 
+    /// How long SIGTERM or SIGINT waits for requests and streams to end before cancelling them.
+    static let gracefulShutdownLimit: Duration = .seconds(10)
+
     public init(configuration: GatewayConfiguration, profiles: [ServedProfile], logger: Logger) {
         self.configuration = configuration
         self.profiles = profiles
@@ -77,8 +80,12 @@ public struct Gateway: Sendable {
             logger: logger)
         // Shut down in reverse order: first the background (which ends every event stream), so
         // the server's wait for in-flight requests is not a wait for streams that never end.
-        let group = ServiceGroup(configuration: .init(
-            services: [app, background], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        var shutdown = ServiceGroupConfiguration(services: [app, background], gracefulShutdownSignals: [.sigterm, .sigint],
+                                                 logger: logger)
+        // A graceful shutdown that outlasts this (a request or a store call waiting on a database
+        // that went away) becomes cancellation, so SIGTERM always ends the process.
+        shutdown.maximumGracefulShutdownDuration = Self.gracefulShutdownLimit
+        let group = ServiceGroup(configuration: shutdown)
         do {
             try await group.run()
         } catch {

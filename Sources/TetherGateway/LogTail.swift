@@ -21,7 +21,8 @@ public final class LogTail: Sendable {
         var reading = false
         /// Woken while a read was under way: read once more after it.
         var wokenAgain = false
-        var waiters: [(seq: Int64, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(id: UInt64, seq: Int64, continuation: CheckedContinuation<Void, Never>)] = []
+        var lastWaiter: UInt64 = 0
     }
 
     init(log: any EventStore, broadcast: EventBroadcast, pollInterval: Duration = .seconds(2)) {
@@ -70,16 +71,29 @@ public final class LogTail: Sendable {
         return true
     }
 
-    /// Returns when every event through `seq` was published.
+    /// Returns when every event through `seq` was published, or once the task is cancelled: a
+    /// replica shutting down while its database is gone must not wait for a read that never comes.
     func published(through seq: Int64) async {
         wake()
-        await withCheckedContinuation { continuation in
-            let done = state.withLock { state -> Bool in
-                if let published = state.published, published >= seq { return true }
-                state.waiters.append((seq, continuation))
-                return false
+        let id = state.withLock { state -> UInt64 in
+            state.lastWaiter += 1
+            return state.lastWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let done = state.withLock { state -> Bool in
+                    if let published = state.published, published >= seq { return true }
+                    if Task.isCancelled { return true }  // cancelled before it waited: onCancel found nothing
+                    state.waiters.append((id, seq, continuation))
+                    return false
+                }
+                if done { continuation.resume() }
             }
-            if done { continuation.resume() }
+        } onCancel: {
+            let waiting = state.withLock { state in
+                state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0).continuation }
+            }
+            waiting?.resume()
         }
     }
 

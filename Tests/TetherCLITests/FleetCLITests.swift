@@ -21,7 +21,13 @@ import TetherStreaming
     static func start(config: TemporaryConfig, database: String) async throws -> Replica {
         let process = try TetherProcess(["-v", "--config", config.path, "serve", "--listen", "127.0.0.1:0", "--db", database],
                                         environment: ["OC_TEST_PASSWORD": "secret"])
-        let line = try await process.waitForLine { $0.hasPrefix("{\"listen\"") }
+        let line: String
+        do {
+            line = try await process.waitForLine { $0.hasPrefix("{\"listen\"") }
+        } catch {
+            process.stop()  // it never said where it listens: nobody else holds it to stop it
+            throw error
+        }
         let shown = try JSONParser.parse(line)
         return Replica(process: process, url: shown["listen"]?.string ?? "", line: line)
     }
@@ -140,7 +146,7 @@ import TetherStreaming
         defer { proxy.stop() }
         let database = try PostgresTestCluster.freshDatabase().replacingOccurrences(of: ":\(cluster.port)/", with: ":\(proxy.port)/")
         let replica = try await Self.start(config: config, database: database)
-        defer { replica.process.terminate() }
+        defer { replica.process.stop() }
         let before = try await Curl.request("GET", replica.url + "/v1/events?format=json")
         #expect(before.status == 200, "\(before.body)")
 

@@ -162,6 +162,15 @@ final class TetherProcess: Sendable {
     /// SIGKILL: no cleanup at all, as a crash or an OOM kill.
     func kill() { child.signal(SIGKILL) }
     func terminate() { child.signal(SIGTERM) }
+    /// SIGTERM, then SIGKILL if it still runs after `grace`, and reaps it: for a `defer`, so that
+    /// no child outlives its test, whatever the child does with SIGTERM.
+    func stop(grace: Duration = .seconds(15)) {
+        child.signal(SIGTERM)
+        let deadline = ContinuousClock.now + grace
+        while isRunning, ContinuousClock.now < deadline { usleep(20_000) }
+        child.signal(SIGKILL)
+        child.wait()
+    }
 
     /// Runs to completion.
     static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(30)) async throws -> Result {

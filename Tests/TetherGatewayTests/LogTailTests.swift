@@ -1,0 +1,45 @@
+import Foundation
+import Synchronization
+import Logging
+import Testing
+import TetherCore
+@testable import TetherGateway
+
+/// The shared log's publisher, as a replica's appenders and its shutdown see it.
+@Suite struct LogTailTests {
+    /// An appender waits for its events' publication; when its task is cancelled (a replica
+    /// shutting down while its database is gone, so no read ever publishes them) the wait ends.
+    @Test func aWaitForPublicationEndsWhenItsTaskIsCancelled() async throws {
+        let log = try EventLog(path: EventLogTests.temporaryPath(), logger: Logger(label: "test"))
+        let tail = LogTail(log: log, broadcast: EventBroadcast(), pollInterval: .seconds(60))
+        try await tail.start()
+        let ended = Mutex(false)
+        let waiting = Task {
+            await tail.published(through: 5)  // never appended: only cancellation ends this
+            ended.withLock { $0 = true }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!ended.withLock { $0 }, "the wait ended before anything published seq 5")
+        waiting.cancel()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !ended.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(ended.withLock { $0 }, "a cancelled wait for publication still waits")
+    }
+
+    /// Cancelled before it starts waiting, it does not wait at all.
+    @Test func aWaitAlreadyCancelledReturnsAtOnce() async throws {
+        let log = try EventLog(path: EventLogTests.temporaryPath(), logger: Logger(label: "test"))
+        let tail = LogTail(log: log, broadcast: EventBroadcast(), pollInterval: .seconds(60))
+        try await tail.start()
+        let ended = Mutex(false)
+        let waiting = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await tail.published(through: 5)
+            ended.withLock { $0 = true }
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !ended.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(ended.withLock { $0 })
+        _ = waiting
+    }
+}
