@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// Every call a request makes on the database is bounded: while PostgreSQL is down or does not
 /// answer, the pool would hold a caller until a connection comes back; past `operationDeadline`
@@ -35,6 +36,51 @@ extension PostgresEventStore {
             guard let first = try await group.next() else { throw CancellationError() }
             return first
         }
+    }
+}
+
+extension PostgresEventStore {
+    /// `operation`'s result, or `DatabaseUnanswered` once `limit` passes — and, while
+    /// `honouringCancellation`, `CancellationError` once the task is cancelled — without waiting
+    /// for `operation` to end. For statements on one held connection: on a connection that went
+    /// away under it, a statement can wait for ever and does not heed cancellation, and a lease
+    /// check or an unlock must not hold a shutdown behind it. An abandoned statement ends with
+    /// its connection.
+    static func abandoning(after limit: Duration, location: String, honouringCancellation: Bool = true,
+                           _ operation: @escaping @Sendable () async throws -> Void) async throws {
+        let answer = FirstAnswer()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                answer.await(continuation)
+                if honouringCancellation, Task.isCancelled { answer.end(.failure(CancellationError())) }
+                Task {
+                    do { try await operation(); answer.end(.success(())) } catch { answer.end(.failure(error)) }
+                }
+                Task {
+                    try? await Task.sleep(for: limit)
+                    answer.end(.failure(DatabaseUnanswered(location: location, deadline: limit)))
+                }
+            }
+        } onCancel: {
+            if honouringCancellation { answer.end(.failure(CancellationError())) }
+        }
+    }
+}
+
+/// The continuation of `abandoning`, resumed by whichever comes first; later ones are dropped.
+private final class FirstAnswer: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Void, any Error>?>(nil)
+
+    func await(_ waiting: CheckedContinuation<Void, any Error>) {
+        continuation.withLock { $0 = waiting }
+    }
+
+    func end(_ result: Result<Void, any Error>) {
+        let waiting = continuation.withLock { waiting in
+            defer { waiting = nil }
+            return waiting
+        }
+        waiting?.resume(with: result)
     }
 }
 

@@ -46,11 +46,15 @@ extension PostgresEventStore: SharedEventStore {
                     let lease = HeldLease(profile: profile, holder: try await Self.backendPID(connection, logger: logger),
                                           lost: { losing.finish() })
                     await Self.$heldLease.withValue(lease) {
-                        await Self.run(body, whileAlive: connection, until: lost, logger: logger)
+                        await Self.run(body, whileAlive: connection, until: lost, location: "\(location)", logger: logger)
                     }
+                    // Let the lock go for the next holder now rather than when the connection ends;
+                    // not waited for past `leaseCheck` (the connection may be what went away).
                     let key = Self.leaseName(profile)
-                    _ = try? await connection.query(
-                        "SELECT pg_advisory_unlock(('x' || substr(md5(\(key)), 1, 16))::bit(64)::bigint)", logger: logger)
+                    try? await Self.abandoning(after: Self.leaseCheck, location: "\(location)", honouringCancellation: false) {
+                        _ = try await connection.query(
+                            "SELECT pg_advisory_unlock(('x' || substr(md5(\(key)), 1, 16))::bit(64)::bigint)", logger: logger)
+                    }
                     return true
                 }
                 if !held, !waitingSaid {
@@ -87,14 +91,19 @@ extension PostgresEventStore: SharedEventStore {
     /// Runs `body` until it returns, the connection stops answering or `lost` ends (an append
     /// found the lease gone); then it is cancelled.
     static func run(_ body: @escaping @Sendable () async -> Void, whileAlive connection: PostgresConnection,
-                    until lost: AsyncStream<Void>, logger: Logger) async {
+                    until lost: AsyncStream<Void>, location: String, logger: Logger) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await body() }
             group.addTask { for await _ in lost {} }
             group.addTask {
                 while (try? await Task.sleep(for: leaseCheck)) != nil {
                     do {
-                        try await connection.query("SELECT 1", logger: logger)
+                        // A check that gets no answer within its interval finds the connection gone.
+                        try await abandoning(after: leaseCheck, location: location) {
+                            _ = try await connection.query("SELECT 1", logger: logger)
+                        }
+                    } catch is CancellationError {
+                        return
                     } catch {
                         logger.warning("lost the connection that holds a profile's lease; its subscription stops",
                                        metadata: ["error": "\(PostgresFailure.reason(error))"])

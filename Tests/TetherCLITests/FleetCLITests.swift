@@ -139,7 +139,8 @@ import TetherStreaming
 
     /// The database goes down while a replica runs: a request that needs it gets a 503 problem
     /// saying what to check within the store's deadline (10 s), rather than hang until the server
-    /// is back; once it is back, the same request answers.
+    /// is back; once it is back, the same request answers; once it is gone for good, SIGTERM still
+    /// ends the replica.
     @Test func aDatabaseDownMidRunAnswers503InTimeAndRecovers() async throws {
         let (config, cluster) = try Self.unreachableProfileAndCluster()
         let proxy = try FaultProxy(upstreamPort: cluster.port, framing: .lines, isStream: { _ in false })
@@ -162,6 +163,20 @@ import TetherStreaming
         try await Self.waitUntil("the replica answers again", timeout: .seconds(30)) {
             try await Curl.request("GET", replica.url + "/v1/events?format=json").status == 200
         }
+
+        // The database goes away for good: SIGTERM still ends the replica, without SIGKILL
+        // (`finish` throws if it must kill). Its lease check's statement on the connection the
+        // outage cut never returned, and held the shutdown for ever.
+        proxy.stop()
+        replica.process.terminate()
+        let terminated = ContinuousClock.now
+        do {
+            _ = try await replica.process.finish(timeout: .seconds(20))
+        } catch {
+            Issue.record("the replica's stderr:\n\(replica.process.stderrText.suffix(8000))")
+            throw error
+        }
+        #expect(ContinuousClock.now - terminated < .seconds(20))
     }
 
     /// What a person gets wrong about the database — a URL without a user, nothing listening, a

@@ -132,7 +132,7 @@ import TetherStreaming
         try await store.client.withConnection { connection in
             let started = ContinuousClock.now
             async let ran: Void = PostgresEventStore.run({ while (try? await Task.sleep(for: .seconds(60))) != nil {} },
-                                                        whileAlive: connection, until: lost, logger: logger)
+                                                        whileAlive: connection, until: lost, location: place.location, logger: logger)
             try await Task.sleep(for: .milliseconds(200))
             losing.finish()
             await ran
