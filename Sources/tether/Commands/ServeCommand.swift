@@ -19,7 +19,7 @@ struct ServeCommand: AsyncParsableCommand {
             answers approvals from wherever it is.
 
             The first line on stdout is {"listen":URL,"db":PATH,"profiles":[…]}; logs go to stderr. \
-            SIGINT or SIGTERM stops it gracefully.
+            SIGINT or SIGTERM stops it gracefully (streams close, requests get up to 10 s).
 
             Routes (all under /v1; see GET /v1/openapi.json): health, profiles, events (SSE; \
             ?format=json for long-poll), approvals, profiles/P/sessions[/ID[/history|/turns|/abort]], \
