@@ -105,7 +105,10 @@ struct CodexAppServerRPCTests {
         }
         rpc.start()
         for index in 0..<3 { link.server(#"{"method":"thread/status/changed","params":{"threadId":"t\#(index)"}}"#) }
-        try await Task.sleep(for: .milliseconds(100))  // two fill the inbox; the reader holds the third
+        // Two fill the inbox; the reader parks with the third.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while inbox.parkedProducers < 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(inbox.parkedProducers == 1, "the reader did not park")
         async let answer = rpc.call("thread/list", params: [:], timeout: .seconds(5))
         let id = try await link.callID(0)
         link.server(#"{"id":\#(id),"result":{"data":[]}}"#)

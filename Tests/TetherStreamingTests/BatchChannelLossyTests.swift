@@ -159,11 +159,19 @@ import TetherStreaming
         let channel = BatchChannel<Int>(capacity: 1)
         let call = CallWaiting()
         try await channel.send(contentsOf: [1], mayWait: { !call.now })
-        let producer = Task { try await channel.send(contentsOf: [2], mayWait: { !call.now }) }
-        try await Task.sleep(for: .milliseconds(50))
+        let outcome = Mutex<BatchChannel<Int>.LossySendOutcome?>(nil)
+        let producer = Task {
+            let sent = try await channel.send(contentsOf: [2], mayWait: { !call.now })
+            outcome.withLock { $0 = sent }
+        }
+        try await waitUntilParked(channel)
         call.set(true)
         channel.rouseProducers()
-        #expect(try await producer.value == .dropped)
+        // Polled, not awaited: a rouse that does not wake the producer fails here, not hangs.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while outcome.withLock({ $0 }) == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(outcome.withLock { $0 } == .dropped, "the parked producer was not roused")
+        _ = producer
         guard case .batch([1], 1) = try await channel.next(timeout: .zero) else {
             Issue.record("the dropped element was not counted")
             return
@@ -202,5 +210,18 @@ import TetherStreaming
         #expect(received.count + lost == total)
         #expect(received == received.sorted())
         #expect(Set(received).count == received.count)
+    }
+}
+
+/// Returns once a producer is parked on `channel` (fails after 5 s): a rouse test must wake a
+/// parked producer, not one still on its way to park (which asks `mayWait` again anyway).
+func waitUntilParked<Element: Sendable>(_ channel: BatchChannel<Element>, count: Int = 1) async throws {
+    let deadline = ContinuousClock.now + .seconds(5)
+    while channel.parkedProducers < count {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("no producer parked within 5 s")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(2))
     }
 }

@@ -253,6 +253,10 @@ public final class BatchChannel<Element: Sendable>: Sendable {
         }
     }
 
+    /// How many producer tasks are parked waiting for room: for tests that must know a producer
+    /// waits before they act, rather than guess with a sleep.
+    package var parkedProducers: Int { state.withLock { $0.parkedTasks.count } }
+
     /// Wakes producers waiting for room, so that lossy ones ask `mayWait()` again.
     public func rouseProducers() {
         let parked = state.withLock { state in
