@@ -64,7 +64,8 @@ public final class EventJournal: Sendable {
         case .shared(let tail):
             try await tail.start()
             logged = try await log.append(events)
-            // Returns once this replica's clients were handed them: a caller may rely on it.
+            // Returns once this replica's clients were handed them (or the caller was cancelled: a
+            // shutdown does not wait on a database that went away): a caller may rely on it.
             let own = logged.compactMap { $0 }
             if let last = own.last, !tail.publishOwn(own) { await tail.published(through: last.seq) }
         }

@@ -83,7 +83,7 @@ public struct Gateway: Sendable {
         var shutdown = ServiceGroupConfiguration(services: [app, background], gracefulShutdownSignals: [.sigterm, .sigint],
                                                  logger: logger)
         // A graceful shutdown that outlasts this (a request or a store call waiting on a database
-        // that went away) becomes cancellation, so SIGTERM always ends the process.
+        // that went away) becomes cancellation: whatever heeds it cannot hold SIGTERM up.
         shutdown.maximumGracefulShutdownDuration = Self.gracefulShutdownLimit
         let group = ServiceGroup(configuration: shutdown)
         do {

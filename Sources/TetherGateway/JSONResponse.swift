@@ -2,7 +2,7 @@ import Hummingbird
 import TetherCore
 import TetherStreaming
 
-/// JSON bodies in and out, with TetherCore's own JSON (no Codable: the event schema is JSONValue).
+/// JSON bodies in and out, with the kernel's own JSON (no Codable: the event schema is JSONValue).
 enum JSONResponse {
     static func ok(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
         raw(value.serialized, status: status)

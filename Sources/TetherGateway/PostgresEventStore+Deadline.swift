@@ -5,7 +5,9 @@ import Synchronization
 /// Every call a request makes on the database is bounded: while PostgreSQL is down or does not
 /// answer, the pool would hold a caller until a connection comes back; past `operationDeadline`
 /// the call fails instead (`DatabaseUnanswered`), and its request with it. The long-lived uses —
-/// a lease, the append notices, retention, the schema at start — wait as long as they must.
+/// a lease, the append notices, retention, the schema at start — wait as long as they must; only
+/// the statements on a lease's own connection (its check, its unlock) are given up on in time
+/// (`abandoning`).
 extension PostgresEventStore {
     /// The pool's `withConnection`, bounded.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
@@ -48,17 +50,20 @@ extension PostgresEventStore {
     /// its connection.
     static func abandoning(after limit: Duration, location: String, honouringCancellation: Bool = true,
                            _ operation: @escaping @Sendable () async throws -> Void) async throws {
+        if honouringCancellation { try Task.checkCancellation() }
         let answer = FirstAnswer()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                answer.await(continuation)
-                if honouringCancellation, Task.isCancelled { answer.end(.failure(CancellationError())) }
-                Task {
-                    do { try await operation(); answer.end(.success(())) } catch { answer.end(.failure(error)) }
-                }
-                Task {
+                answer.hold(continuation, timer: Task {
                     try? await Task.sleep(for: limit)
                     answer.end(.failure(DatabaseUnanswered(location: location, deadline: limit)))
+                })
+                if honouringCancellation, Task.isCancelled {
+                    answer.end(.failure(CancellationError()))  // cancelled meanwhile: onCancel found nothing held
+                    return
+                }
+                Task {
+                    do { try await operation(); answer.end(.success(())) } catch { answer.end(.failure(error)) }
                 }
             }
         } onCancel: {
@@ -67,20 +72,22 @@ extension PostgresEventStore {
     }
 }
 
-/// The continuation of `abandoning`, resumed by whichever comes first; later ones are dropped.
+/// The continuation of `abandoning`, resumed by whichever comes first (the answer, the time
+/// limit, cancellation); later ones are dropped, and the timer is stopped.
 private final class FirstAnswer: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Void, any Error>?>(nil)
+    private let held = Mutex<(continuation: CheckedContinuation<Void, any Error>, timer: Task<Void, Never>)?>(nil)
 
-    func await(_ waiting: CheckedContinuation<Void, any Error>) {
-        continuation.withLock { $0 = waiting }
+    func hold(_ continuation: CheckedContinuation<Void, any Error>, timer: Task<Void, Never>) {
+        held.withLock { $0 = (continuation, timer) }
     }
 
     func end(_ result: Result<Void, any Error>) {
-        let waiting = continuation.withLock { waiting in
-            defer { waiting = nil }
-            return waiting
-        }
-        waiting?.resume(with: result)
+        guard let (continuation, timer) = held.withLock({ held in
+            defer { held = nil }
+            return held
+        }) else { return }
+        timer.cancel()
+        continuation.resume(with: result)
     }
 }
 

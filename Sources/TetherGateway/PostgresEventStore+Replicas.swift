@@ -15,6 +15,8 @@ extension PostgresEventStore: SharedEventStore {
     static let leaseRetry: Duration = .seconds(3)
     /// How often a holder checks that its lease's connection still works.
     static let leaseCheck: Duration = .seconds(3)
+    /// How long a check waits for its answer before it finds the connection gone.
+    static let leaseCheckAnswer: Duration = .seconds(10)
 
     public func watchAppends(logger: Logger, _ appended: @escaping @Sendable () -> Void) async {
         let channel = Self.appendChannel
@@ -51,7 +53,7 @@ extension PostgresEventStore: SharedEventStore {
                     // Let the lock go for the next holder now rather than when the connection ends;
                     // not waited for past `leaseCheck` (the connection may be what went away).
                     let key = Self.leaseName(profile)
-                    try? await Self.abandoning(after: Self.leaseCheck, location: "\(location)", honouringCancellation: false) {
+                    try? await Self.onLease(connection, within: Self.leaseCheck, location: "\(location)", honouringCancellation: false) {
                         _ = try await connection.query(
                             "SELECT pg_advisory_unlock(('x' || substr(md5(\(key)), 1, 16))::bit(64)::bigint)", logger: logger)
                     }
@@ -99,7 +101,7 @@ extension PostgresEventStore: SharedEventStore {
                 while (try? await Task.sleep(for: leaseCheck)) != nil {
                     do {
                         // A check that gets no answer within its interval finds the connection gone.
-                        try await abandoning(after: leaseCheck, location: location) {
+                        try await onLease(connection, within: leaseCheckAnswer, location: location) {
                             _ = try await connection.query("SELECT 1", logger: logger)
                         }
                     } catch is CancellationError {
@@ -113,6 +115,19 @@ extension PostgresEventStore: SharedEventStore {
             }
             await group.next()
             group.cancelAll()
+        }
+    }
+
+    /// `statement` on a lease's connection, given up on after `limit` (`abandoning`). A connection
+    /// that did not answer in time is closed, so that the pool does not lend it again with the
+    /// statement still queued on it.
+    static func onLease(_ connection: PostgresConnection, within limit: Duration, location: String,
+                        honouringCancellation: Bool = true, _ statement: @escaping @Sendable () async throws -> Void) async throws {
+        do {
+            try await abandoning(after: limit, location: location, honouringCancellation: honouringCancellation, statement)
+        } catch let unanswered as DatabaseUnanswered {
+            try? await connection.close()
+            throw unanswered
         }
     }
 

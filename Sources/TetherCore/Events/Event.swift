@@ -8,6 +8,8 @@ import TetherStreaming
 /// mapper into its batch, the channel, the filter and the writer, and a copy is one retain where
 /// the fields inline were nine. Without the box, five of eight stream rows ran more than 3 %
 /// slower, CodexMonitor's by a quarter (bench/PROFILE.md, "`Event` as a plain struct").
+/// The fields are read and set whole: changing `data` in place (`event.data[k] = v`) copies the
+/// object first, which only rare paths do (a hint rewritten for display, an approval's answer).
 public struct Event: Sendable, Equatable {
     public static let schemaVersion = 1
 

@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import TetherStreaming
 
 /// The JSON Lines codec for schema v1: one event, one line, keys in the documented order
@@ -33,7 +26,7 @@ public struct EventCodec: Sendable {
     /// Encodes `events` as consecutive lines, newlines included. `profile` and `backend` stand in
     /// for events that carry none.
     public mutating func encodeLines(_ events: [Event], profile: String? = nil, backend: BackendKind? = nil) -> [UInt8] {
-        writeLines(events, profile: profile, backend: backend)
+        encodeBatch(events, profile: profile, backend: backend)
         return writer.bytes
     }
 
@@ -41,11 +34,11 @@ public struct EventCodec: Sendable {
     /// buffer (one `write(2)` for the batch).
     public mutating func writeLines(_ events: [Event], profile: String? = nil, backend: BackendKind? = nil,
                                     to descriptor: Int32) -> FileDescriptorWriter.Outcome {
-        writeLines(events, profile: profile, backend: backend)
+        encodeBatch(events, profile: profile, backend: backend)
         return FileDescriptorWriter.writeAll(descriptor, writer)
     }
 
-    private mutating func writeLines(_ events: [Event], profile: String?, backend: BackendKind?) {
+    private mutating func encodeBatch(_ events: [Event], profile: String?, backend: BackendKind?) {
         writer.reset()
         for index in events.indices { append(events[index], profile: profile, backend: backend) }
     }

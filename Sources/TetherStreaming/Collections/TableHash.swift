@@ -1,7 +1,7 @@
 /// A hash table's hash of a key that already is one well-spread word, with the table's seed:
 /// MurmurHash3's 64-bit finalizer, every bit of both reaching every bit of the result, the low
 /// bits a table uses included. The one definition for the keys that answer `_rawHashValue(seed:)`
-/// themselves (`StreamSeqKey`, and `WordHash.tableHash` in TetherCore).
+/// themselves (`StreamSeqKey` and `WordHash.tableHash`).
 package enum TableHash {
     @inline(__always)
     package static func mix(_ word: UInt64, seed: Int) -> Int {
