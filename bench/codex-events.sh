@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `tether events --follow` on a stdio `codex` profile, side by side with what a user runs against
-# `codex app-server` on stdio, on the same frames in the same run, alternating A B A B (RUNS,
+# `codex app-server` on stdio, on the same frames in the same run, alternating A B, B A (RUNS,
 # default 2). Both read the app-server simulator's `--flood` (CX_FRAMES, default FRAMES, 200,000
 # `item/agentMessage/delta`s of one agent message, after `turn/started`, before `turn/completed`),
 # which it sends in its flood thread to a connection that resumes that thread, as codex streams a

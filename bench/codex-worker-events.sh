@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `tether events --turn JOB --follow` (Codex Worker) on a finished job's event stream, side by
 # side with the buffered pipeline a user writes for bulk work on the same stream in the same run,
-# alternating A B A B (RUNS, default 2):
+# alternating A B, B A (RUNS, default 2):
 #   curl -sN -H 'Accept: text/event-stream' URL | sed -n 's/^data: //p' | jq -c '{type, seq, job, item, delta}'
 # The simulator runs with `--flood-close`: a job stream ends after `job.finished` (`: eof`), so
 # the buffered pipeline flushes at EOF (the real worker never ends it). Jobs (CW_FRAMES, default

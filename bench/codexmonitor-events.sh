@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `tether events --follow` (CodexMonitor) on the simulator's per-connection flood, side by side
 # with what a user runs against the daemon's raw TCP stream, on the same stream in the same run,
-# alternating A B A B (RUNS, default 2): bash opens the socket (`/dev/tcp`: Debian's base image
+# alternating A B, B A (RUNS, default 2): bash opens the socket (`/dev/tcp`: Debian's base image
 # has no nc), writes the `auth` line the daemon needs, and jq reads the socket with its default
 # (block) output buffering:
 #   exec 3<>/dev/tcp/HOST/PORT; printf '{"id":1,"method":"auth",…}\n' >&3; jq -c '{method, thread, item, delta}' <&3

@@ -37,21 +37,36 @@ measure() {
 json_field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 
 # ab TETHER_MARKER BASELINE_MARKER BASELINE_SCRIPT TETHER_CMD...: RUNS (default 2) rounds of
-# tether then the baseline (`bash -c BASELINE_SCRIPT`), alternating A B A B on the same stream;
-# sets TETHER_RUNS and BASELINE_RUNS to JSON arrays of measure's results. TETHER_STDERR: a file
-# that collects tether's stderr over the runs.
+# tether and the baseline (`bash -c BASELINE_SCRIPT`) on the same stream, alternating which goes
+# first (A B, B A, ...), so that neither always runs in the other's wake (between two builds,
+# the order showed: bench/PROFILE.md, "The kernel takes the fast parts"). Sets TETHER_RUNS and
+# BASELINE_RUNS to JSON arrays of measure's results. TETHER_STDERR: a file that collects
+# tether's stderr over the runs.
 ab() {
     local tether_marker=$1 baseline_marker=$2 script=$3
     shift 3
     local runs=${RUNS:-2} round tether=() baseline=()
     for round in $(seq 1 "$runs"); do
-        echo "bench:   round $round of $runs: tether, then the baseline" >&2
-        tether+=("$(MEASURE_NO_LINES=1 MEASURE_STDERR=${TETHER_STDERR:-} measure "$tether_marker" "$@" || true)")
-        baseline+=("$(MEASURE_NO_LINES=1 measure "$baseline_marker" bash -c "$script" || true)")
+        if (( round % 2 == 1 )); then
+            echo "bench:   round $round of $runs: tether, then the baseline" >&2
+            tether+=("$(ab_tether "$tether_marker" "$@")")
+            baseline+=("$(ab_baseline "$baseline_marker" "$script")")
+        else
+            echo "bench:   round $round of $runs: the baseline, then tether" >&2
+            baseline+=("$(ab_baseline "$baseline_marker" "$script")")
+            tether+=("$(ab_tether "$tether_marker" "$@")")
+        fi
     done
     TETHER_RUNS=$(json_array "${tether[@]}")
     BASELINE_RUNS=$(json_array "${baseline[@]}")
 }
+
+# ab_tether MARKER CMD... / ab_baseline MARKER SCRIPT: one measured run of each side of `ab`.
+ab_tether() {
+    local marker=$1; shift
+    MEASURE_NO_LINES=1 MEASURE_STDERR=${TETHER_STDERR:-} measure "$marker" "$@" || true
+}
+ab_baseline() { MEASURE_NO_LINES=1 measure "$1" bash -c "$2" || true; }
 
 # json_array JSON...: one JSON array of the objects given (empty strings, from a run that
 # printed nothing, are left out).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `tether events --follow` (OpenCode) on the simulator's /global/event floods, each side by side
 # with the buffered pipeline a user writes for bulk work, projecting the same fields from the
-# same stream in the same run, alternating A B A B (RUNS, default 2):
+# same stream in the same run, alternating A B, B A (RUNS, default 2):
 #   curl -sN URL | sed -n 's/^data: //p' | jq -c '{type, session, part, delta}'
 # Streams (FRAMES, default 200,000 deltas, then session.status idle and session.idle; every
 # flood ends its response, `--flood-close`, so the buffered pipeline flushes at EOF):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Throughput and memory rows: tether beside its baseline, measured in the same run on the same
-stream, alternating A B A B (lib.sh `ab`).
+stream, alternating which goes first: A B, B A (lib.sh `ab`).
 
 usage: report.py TITLE STREAM_BYTES FRAMES TETHER_RUNS BASELINE_RUNS BASELINE_NAME [NOTES] [TARGET_RATIO]
        report.py rss TITLE TETHER_RUNS [TARGET_MB]
@@ -43,7 +43,7 @@ def throughput(title, stream_bytes, frames, tether, baseline, baseline_name, not
         result,
         f"≥ {target:g}×",
         complete and ratio >= target,
-        f"median of {len(tether)} runs each, A B A B; tether s: {runs(tether)}; baseline s: {runs(baseline)}; "
+        f"median of {len(tether)} runs each, A B, B A alternated; tether s: {runs(tether)}; baseline s: {runs(baseline)}; "
         f"tether peak RSS {peak:.1f} MB" + (f"; {notes}" if notes else ""),
         {"stream_bytes": stream_bytes, "frames": frames, "tether": tether, "baseline": baseline},
     )

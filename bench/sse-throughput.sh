@@ -2,7 +2,7 @@
 # Decode FRAMES (200,000) SSE frames (~50 MB) from the SSE simulator's /flood (which ends the
 # response after the last frame) through `tether sse`, side by side with the buffered pipeline a
 # user writes for bulk work, `curl -sN URL | sed -n 's/^data: //p' | jq -c .`, on the same stream
-# in the same run, alternating A B A B (RUNS, default 2). The buffered pipeline prints its last
+# in the same run, alternating A B, B A (RUNS, default 2). The buffered pipeline prints its last
 # block when the stream ends; both are timed to their last line. `curl -sN` alone, to /dev/null
 # speed, shows the server is not what either waits for.
 source "$(dirname "$0")/lib.sh"
