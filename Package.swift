@@ -133,7 +133,14 @@ let package = Package(
         // jemalloc (Debian's libjemalloc-dev) replaces glibc's malloc in the binary: a stream
         // allocates on the network side and frees on the writing side, and glibc's arenas
         // serialize such cross-thread frees on a lock (bench/PROFILE.md).
-        linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
+        linkerSettings: [
+            .linkedLibrary("jemalloc", .when(platforms: [.linux])),
+            // Release: the relative relocations packed (RELR; lld, from the toolchain), so the
+            // loader reads 30 KB of them at every start instead of 3.6 MB; every command's peak
+            // memory is a few MB lower (bench/PROFILE.md, "Relocations packed").
+            .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                         .when(platforms: [.linux], configuration: .release)),
+        ]),
 
         .testTarget(name: "TetherStreamingTests", dependencies: ["TetherStreaming"], swiftSettings: strict),
         .testTarget(name: "TetherDigestTests", dependencies: ["TetherDigest"], swiftSettings: strict),
