@@ -142,7 +142,7 @@ let package = Package(
                          .when(platforms: [.linux], configuration: .release)),
         ]),
 
-        .testTarget(name: "TetherStreamingTests", dependencies: ["TetherStreaming"], swiftSettings: strict),
+        .testTarget(name: "TetherStreamingTests", dependencies: ["TetherStreaming", "TetherTestSupport"], swiftSettings: strict),
         .testTarget(name: "TetherDigestTests", dependencies: ["TetherDigest"], swiftSettings: strict),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherStreaming"], swiftSettings: strict),
         .testTarget(name: "TetherGatewayClientTests", dependencies: ["TetherGatewayClient", "TetherCore"], swiftSettings: strict),
@@ -150,7 +150,7 @@ let package = Package(
             "TetherACP", "TetherCore", "TetherStreaming", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "TetherNetTests", dependencies: [
-            "TetherNet", "TetherAdapterSupport", "TetherSim", .product(name: "FlyingFox", package: "FlyingFox"),
+            "TetherNet", "TetherAdapterSupport", "TetherSim", "TetherTestSupport", .product(name: "FlyingFox", package: "FlyingFox"),
         ], swiftSettings: strict),
         // Fixtures shared by test suites: a real sshd on loopback, child processes.
         .target(name: "TetherTestSupport", dependencies: ["TetherCore", "TetherStreaming"], path: "Tests/TetherTestSupport", swiftSettings: strict),

@@ -1,4 +1,5 @@
 import Testing
+import TetherTestSupport
 @testable import TetherNet
 
 @Suite("ReconnectPolicy")
@@ -19,7 +20,7 @@ struct ReconnectPolicyTests {
         _ count: Int, _ configuration: ReconnectPolicy.Configuration = noJitter, at now: ContinuousClock.Instant = .now
     ) -> (ReconnectPolicy, [Action]) {
         var policy = ReconnectPolicy(configuration: configuration)
-        var random = SplitMix64(seed: 7)
+        var random = SeededRandom(seed: 7)
         var actions: [Action] = []
         for _ in 0..<count {
             policy.connecting()
@@ -33,7 +34,7 @@ struct ReconnectPolicyTests {
         policy.connecting()
         policy.connected(at: .now)
         policy.madeProgress()
-        var random = SplitMix64(seed: 1)
+        var random = SeededRandom(seed: 1)
         #expect(policy.failed(.streamEnded, at: .now, using: &random) == .reconnect(after: .seconds(1), attempt: 1))
         // Without progress, the next failure climbs again.
         #expect(policy.failed(.streamEnded, at: .now, using: &random) == .reconnect(after: .seconds(2), attempt: 2))
@@ -71,7 +72,7 @@ struct ReconnectPolicyTests {
     @Test(arguments: 0..<16 as Range<UInt64>)
     func jitterStaysWithinBounds(seed: UInt64) {
         var policy = ReconnectPolicy()
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandom(seed: seed)
         let now = ContinuousClock.now
         var delays: [Duration] = []
         for attempt in 1...40 {
@@ -104,7 +105,7 @@ struct ReconnectPolicyTests {
     @Test func theSameSeedGivesTheSameSchedule() {
         func delays(seed: UInt64) -> [Action] {
             var policy = ReconnectPolicy()
-            var random = SplitMix64(seed: seed)
+            var random = SeededRandom(seed: seed)
             let now = ContinuousClock.now
             return (0..<10).map { _ in policy.failed(.livenessTimeout, at: now, using: &random) }
         }

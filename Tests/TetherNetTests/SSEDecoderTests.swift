@@ -1,4 +1,5 @@
 import Testing
+import TetherTestSupport
 @testable import TetherNet
 
 /// The WHATWG "server-sent events" parsing rules, one table per rule. Every case is decoded
@@ -435,7 +436,7 @@ struct SSEDecoderTests {
     /// For varied generated streams, any split into chunks decodes exactly as the whole stream does.
     @Test(arguments: 0..<24 as Range<UInt64>)
     func randomChunkingMatchesWholeStream(seed: UInt64) {
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandom(seed: seed)
         let corpus = Corpus.make(events: 300, using: &random)
 
         var whole = SSEDecoder(emitComments: true)
@@ -471,7 +472,7 @@ struct SSEDecoderTests {
         static let types = ["message", "update", "session.status", "é-vent", ""]
         static let words = ["hello", "a:b", " leading", "  two", "trailing ", "é", "€", "😀", ":", "{\"k\":[1,2]}", ""]
 
-        static func make(events: Int, using random: inout SplitMix64) -> Corpus {
+        static func make(events: Int, using random: inout SeededRandom) -> Corpus {
             var corpus = Corpus()
             // Each line end is LF, CR or CRLF; after a CR, a blank line must not begin with LF or
             // the two would read as one CRLF and merge the blocks.
@@ -526,21 +527,6 @@ struct SSEDecoderTests {
             line(Array("id: never\ndata: never".utf8))
             return corpus
         }
-    }
-}
-
-/// SplitMix64: a tiny seeded generator, so generated inputs are the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -1,4 +1,5 @@
 import Testing
+import TetherTestSupport
 @testable import TetherStreaming
 
 @Suite struct JSONParserTests {
@@ -186,18 +187,5 @@ import Testing
     static func storage(_ text: String?) -> UnsafeRawPointer? {
         guard var text, text.utf8.count > 15 else { return nil }
         return text.withUTF8 { UnsafeRawPointer($0.baseAddress) }
-    }
-}
-
-/// SplitMix64: a deterministic generator so a failing case can be replayed.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+import TetherTestSupport
 @testable import TetherStreaming
 
 /// The word-at-a-time search for the end of a plain run finds what a byte-by-byte search finds:

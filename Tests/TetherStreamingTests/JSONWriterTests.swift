@@ -1,4 +1,5 @@
 import Testing
+import TetherTestSupport
 import TetherStreaming
 
 /// Bytes written as a JSON string straight from UTF-8 read exactly as the String path writes them.

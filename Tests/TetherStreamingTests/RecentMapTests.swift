@@ -1,4 +1,5 @@
 import Testing
+import TetherTestSupport
 @testable import TetherStreaming
 
 /// Bounded per-id state: the oldest inserted entry goes first, updates keep their place.
