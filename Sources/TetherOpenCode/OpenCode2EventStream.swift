@@ -55,6 +55,10 @@ struct OpenCode2EventStream: Sendable {
                     let actions = machine.receive(wire)
                     retries.madeProgress()
                     try await execute(actions, &machine, outbox)
+                case .textDelta(let delta):
+                    let actions = machine.receive(delta)
+                    retries.madeProgress()
+                    try await execute(actions, &machine, outbox)
                 case .unreadable:
                     break
                 case .link(let link):
@@ -70,12 +74,15 @@ struct OpenCode2EventStream: Sendable {
         /// A change of the link (connecting, open, disconnected), or a comment.
         case link(EventSource.Element)
         case wire(OpenCode2WireEvent)
+        /// A text or reasoning delta, read straight from its bytes (without `--raw`).
+        case textDelta(OpenCode2TextDelta)
         /// A frame that could not be read (logged where it was decoded, and skipped).
         case unreadable
     }
 
     static func decode(_ element: EventSource.Element, raw: Bool, logger: Logger) -> Decoded {
         guard case .event(let sse) = element else { return .link(element) }
+        if !raw, let delta = OpenCode2HotFrame.read(sse.dataBytes) { return .textDelta(delta) }
         do {
             return .wire(try OpenCode2WireDecoder.decode(sse.dataBytes, keepingRaw: raw))
         } catch {

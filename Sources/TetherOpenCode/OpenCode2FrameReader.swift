@@ -10,7 +10,9 @@ public struct OpenCode2FrameReader {
     private var mapper = OpenCode2Mapper()
     private let keepingRaw: Bool
 
-    /// `keepingRaw`: each event carries its wire frame as `raw`.
+    /// `keepingRaw`: each event carries its wire frame as `raw`. Without it, text and reasoning
+    /// deltas are read straight from their bytes (`OpenCode2HotFrame`), as the live stream reads
+    /// them without `--raw`.
     public init(keepingRaw: Bool = true) {
         self.keepingRaw = keepingRaw
     }
@@ -18,7 +20,9 @@ public struct OpenCode2FrameReader {
     /// The events one frame means, in order; `nil` when the frame is not a 2.x event (not JSON,
     /// not an object, no `type`, a malformed `durable`), which the stream logs and skips.
     public mutating func events(fromEventData data: String) -> [Event]? {
-        guard let wire = try? OpenCode2WireDecoder.decode(Array(data.utf8), keepingRaw: keepingRaw) else { return nil }
+        let bytes = Array(data.utf8)
+        if !keepingRaw, let delta = OpenCode2HotFrame.read(bytes) { return mapper.map(delta) }
+        guard let wire = try? OpenCode2WireDecoder.decode(bytes, keepingRaw: keepingRaw) else { return nil }
         guard wire.type != "server.connected" else { return [] }  // the stream's cue to resume sessions
         return mapper.map(wire)
     }

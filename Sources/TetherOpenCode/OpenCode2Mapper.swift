@@ -76,6 +76,31 @@ struct OpenCode2Mapper {
         return events
     }
 
+    /// A delta read straight from its frame (`OpenCode2HotFrame`), mapped as `map` maps the same
+    /// frame decoded whole.
+    mutating func map(_ delta: OpenCode2TextDelta) -> [Event] {
+        partDelta(delta.delta, to: OpenCode2Facts.partID(message: delta.message, ordinal: delta.ordinal), session: delta.session,
+                  kind: delta.kind)
+    }
+
+    private mutating func partDelta(_ delta: String, to id: String, session: String, kind: PartKind) -> [Event] {
+        guard !completedParts.contains(id) else { return [] }
+        var events = parts[id] == nil ? startPart(id, session: session, kind: kind) : []
+        // In place (`update`): through the subscript, each delta would copy the text so far.
+        let turn = parts.update(id) { part -> String? in
+            if !part.truncated {
+                if part.text.utf8.count + delta.utf8.count <= Self.partTextLimit {
+                    part.text += delta
+                } else {
+                    part.truncated = true
+                }
+            }
+            return part.turn
+        } ?? nil
+        events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: delta))
+        return events
+    }
+
     private mutating func map(type: String, data d: JSONValue, session: String) -> [Event] {
         let message = d["assistantMessageID"]?.string ?? ""
         switch type {
@@ -124,23 +149,8 @@ struct OpenCode2Mapper {
                              kind: type == "session.text.started" ? .text : .reasoning)
         case "session.text.delta", "session.reasoning.delta":
             guard let ordinal = d["ordinal"]?.int, let delta = d["delta"]?.string else { return [] }
-            let id = OpenCode2Facts.partID(message: message, ordinal: Int(ordinal))
-            let kind: PartKind = type == "session.text.delta" ? .text : .reasoning
-            guard !completedParts.contains(id) else { return [] }
-            var events = parts[id] == nil ? startPart(id, session: session, kind: kind) : []
-            // In place (`update`): through the subscript, each delta would copy the text so far.
-            let turn = parts.update(id) { part -> String? in
-                if !part.truncated {
-                    if part.text.utf8.count + delta.utf8.count <= Self.partTextLimit {
-                        part.text += delta
-                    } else {
-                        part.truncated = true
-                    }
-                }
-                return part.turn
-            } ?? nil
-            events.append(.partDelta(session: session, turn: turn, part: id, kind: kind, delta: delta))
-            return events
+            return partDelta(delta, to: OpenCode2Facts.partID(message: message, ordinal: Int(ordinal)), session: session,
+                             kind: type == "session.text.delta" ? .text : .reasoning)
         case "session.text.ended", "session.reasoning.ended":
             guard let ordinal = d["ordinal"]?.int else { return [] }
             let id = OpenCode2Facts.partID(message: message, ordinal: Int(ordinal))

@@ -89,6 +89,13 @@ struct OpenCode2StreamMachine {
         }
     }
 
+    /// A delta read straight from its frame: what `receive(_: OpenCode2WireEvent)` does with the
+    /// same frame decoded whole (such a frame is never durable, so no gap rule applies).
+    mutating func receive(_ delta: OpenCode2TextDelta) -> [Action] {
+        if let created = delta.created { lastCreated = max(lastCreated ?? created, created) }
+        return emit(mapper.map(delta))
+    }
+
     mutating func receive(_ wire: OpenCode2WireEvent) -> [Action] {
         guard wire.type == "server.connected" else {
             if let created = wire.created { lastCreated = max(lastCreated ?? created, created) }

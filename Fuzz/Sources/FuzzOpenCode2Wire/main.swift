@@ -10,7 +10,8 @@ runFuzzer(fuzz)
 ///
 /// Oracles: no crash or ASan report; every event encodes as one JSON line that reads back the
 /// same, and no part completes twice (a durable frame seen again, as after a resume, is taken
-/// once); a second reader that keeps no `raw` means the same events but for `raw`.
+/// once); a second reader that keeps no `raw` (reading text and reasoning deltas straight from
+/// the bytes, as the live stream does without `--raw`) means the same events but for `raw`.
 func fuzz(_ input: FuzzInput) {
     var reader = OpenCode2FrameReader()
     var withoutRaw = OpenCode2FrameReader(keepingRaw: false)
