@@ -6,8 +6,8 @@ import Synchronization
 /// answer, the pool would hold a caller until a connection comes back; past `operationDeadline`
 /// the call fails instead (`DatabaseUnanswered`), and its request with it. The long-lived uses —
 /// a lease, the append notices, retention, the schema at start — wait as long as they must; only
-/// the statements on a lease's own connection (its check, its unlock) are given up on in time
-/// (`abandoning`).
+/// the statements on a lease's own connection (its check, its unlock) are given up on in time.
+/// Both kinds of bound are `abandoning`.
 extension PostgresEventStore {
     /// The pool's `withConnection`, bounded.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
@@ -26,35 +26,25 @@ extension PostgresEventStore {
     }
 
     private func bounded<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let deadline = operationDeadline
-        let location = "\(location)"
-        return try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                try await Task.sleep(for: deadline)
-                throw DatabaseUnanswered(location: location, deadline: deadline)
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw CancellationError() }
-            return first
-        }
+        try await Self.abandoning(after: operationDeadline, location: "\(location)", operation)
     }
 }
 
 extension PostgresEventStore {
     /// `operation`'s result, or `DatabaseUnanswered` once `limit` passes — and, while
     /// `honouringCancellation`, `CancellationError` once the task is cancelled — without waiting
-    /// for `operation` to end. For statements on one held connection: on a connection that went
-    /// away under it, a statement can wait for ever and does not heed cancellation, and a lease
-    /// check or an unlock must not hold a shutdown behind it. An abandoned statement ends with
-    /// its connection.
-    static func abandoning(after limit: Duration, location: String, honouringCancellation: Bool = true,
-                           _ operation: @escaping @Sendable () async throws -> Void) async throws {
+    /// for `operation` to end: a statement on a connection that went away under it can wait for
+    /// ever without heeding cancellation, and neither a request nor a shutdown may wait behind it.
+    /// An operation given up on is cancelled (a caller queued for a pooled connection leaves the
+    /// queue); one that ignores that ends with its connection.
+    static func abandoning<T: Sendable>(after limit: Duration, location: String, honouringCancellation: Bool = true,
+                                        _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         if honouringCancellation { try Task.checkCancellation() }
-        let answer = FirstAnswer()
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                answer.hold(continuation, timer: Task {
+        let answer = FirstAnswer<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                answer.hold(continuation)
+                answer.watch(Task {
                     try? await Task.sleep(for: limit)
                     answer.end(.failure(DatabaseUnanswered(location: location, deadline: limit)))
                 })
@@ -62,9 +52,9 @@ extension PostgresEventStore {
                     answer.end(.failure(CancellationError()))  // cancelled meanwhile: onCancel found nothing held
                     return
                 }
-                Task {
-                    do { try await operation(); answer.end(.success(())) } catch { answer.end(.failure(error)) }
-                }
+                answer.watch(Task {
+                    do { answer.end(.success(try await operation())) } catch { answer.end(.failure(error)) }
+                })
             }
         } onCancel: {
             if honouringCancellation { answer.end(.failure(CancellationError())) }
@@ -73,21 +63,40 @@ extension PostgresEventStore {
 }
 
 /// The continuation of `abandoning`, resumed by whichever comes first (the answer, the time
-/// limit, cancellation); later ones are dropped, and the timer is stopped.
-private final class FirstAnswer: Sendable {
-    private let held = Mutex<(continuation: CheckedContinuation<Void, any Error>, timer: Task<Void, Never>)?>(nil)
+/// limit, cancellation); later ones are dropped, and the tasks still running (the timer, an
+/// operation given up on) are cancelled.
+private final class FirstAnswer<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var running: [Task<Void, Never>] = []
+        var ended = false
+    }
+    private let state = Mutex(State())
 
-    func hold(_ continuation: CheckedContinuation<Void, any Error>, timer: Task<Void, Never>) {
-        held.withLock { $0 = (continuation, timer) }
+    func hold(_ continuation: CheckedContinuation<T, any Error>) {
+        state.withLock { $0.continuation = continuation }
     }
 
-    func end(_ result: Result<Void, any Error>) {
-        guard let (continuation, timer) = held.withLock({ held in
-            defer { held = nil }
-            return held
-        }) else { return }
-        timer.cancel()
+    /// A task to cancel once the answer is in (at once, if it already is).
+    func watch(_ task: Task<Void, Never>) {
+        let ended = state.withLock { state in
+            if !state.ended { state.running.append(task) }
+            return state.ended
+        }
+        if ended { task.cancel() }
+    }
+
+    func end(_ result: Result<T, any Error>) {
+        // Nothing is held before `hold`: an end that early (cancellation on entry) is dropped,
+        // and `abandoning` checks for cancellation again once the continuation is held.
+        let taken = state.withLock { state -> (CheckedContinuation<T, any Error>, [Task<Void, Never>])? in
+            guard !state.ended, let continuation = state.continuation else { return nil }
+            defer { state = State(ended: true) }
+            return (continuation, state.running)
+        }
+        guard let (continuation, running) = taken else { return }
         continuation.resume(with: result)
+        for task in running { task.cancel() }
     }
 }
 

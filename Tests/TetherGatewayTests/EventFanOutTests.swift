@@ -53,14 +53,6 @@ import Testing
         return task
     }
 
-    static func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { Issue.record("timed out"); return }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-    }
-
     @Test func aFilteredClientIsNeitherQueuedNorWokenForWhatItExcludes() async throws {
         let broadcast = EventBroadcast()
         let work = broadcast.subscribe(matching: EventQuery(profiles: ["work"], session: nil, types: []))
@@ -83,10 +75,10 @@ import Testing
         let tasks = [try await Self.live(work, workSink, on: broadcast), try await Self.live(all, allSink, on: broadcast)]
         let looked = workSink.looks.withLock { $0 }
         for seq in Int64(1)...100 { broadcast.publish(Self.event(seq)) }
-        try await Self.waitUntil { allSink.ids.count == 100 }
+        try await waitUntil { allSink.ids.count == 100 }
         #expect(workSink.looks.withLock { $0 } == looked && workSink.ids.isEmpty && work.queuedEvents == 0)
         broadcast.publish(Self.event(101, profile: "work"))
-        try await Self.waitUntil { workSink.ids == [101] }
+        try await waitUntil { workSink.ids == [101] }
         broadcast.closeAll()
         for task in tasks { await task.value }
         #expect(allSink.ids == Array(1...101))
@@ -122,10 +114,10 @@ import Testing
         for (client, sink) in zip(clients, sinks) { tasks.append(try await Self.live(client, sink, on: broadcast)) }
         let start = ContinuousClock.now
         broadcast.publish(Self.event(1))
-        try await Self.waitUntil { sinks.allSatisfy { $0.ids == [1] } }
+        try await waitUntil { sinks.allSatisfy { $0.ids == [1] } }
         #expect(ContinuousClock.now - start < .milliseconds(200))
         for seq in 2...4 { broadcast.publish(Self.event(Int64(seq))) }
-        try await Self.waitUntil { sinks.allSatisfy { $0.ids.count == 4 } }
+        try await waitUntil { sinks.allSatisfy { $0.ids.count == 4 } }
         for sink in sinks { #expect(sink.writes.withLock { $0 } == [[1], [2, 3, 4]]) }
         broadcast.closeAll()
         for task in tasks { await task.value }
@@ -153,7 +145,7 @@ import Testing
         await slowTask.value
         #expect(cut.withLock { $0 } == 1 && slow.overflowed)
         #expect(slowSink.ids.isEmpty)
-        try await Self.waitUntil { sinks.allSatisfy { $0.ids.count >= 300 } }
+        try await waitUntil { sinks.allSatisfy { $0.ids.count >= 300 } }
         for sink in sinks { #expect(sink.ids == Array(1...300)) }
         #expect(broadcast.subscriberCount == 5 && fast.allSatisfy { !$0.overflowed })
         broadcast.closeAll()

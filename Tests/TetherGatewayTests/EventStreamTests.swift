@@ -67,14 +67,6 @@ import TetherCore
         }
     }
 
-    func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { Issue.record("timed out"); return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
-
     @Test(arguments: StoreKind.allCases) func replayThenLiveHasNoSeam(_ kind: StoreKind) async throws {
         let (journal, _) = try await Self.journal(kind)
         for index in 0..<3 { try await journal.record(Self.delta("p\(index)")) }
