@@ -122,12 +122,6 @@ struct CodexWorkerStreamMachine {
         return actions
     }
 
-    /// What one network read brought, decoded, in order: `receive` each, then `endOfBatch`.
-    mutating func receive(_ batch: [Decoded], endpoint: String, mapper: inout CodexWorkerEventMapper) -> [Action] {
-        for element in batch { receive(element, endpoint: endpoint, mapper: &mapper) }
-        return endOfBatch(mapper: &mapper)
-    }
-
     /// The stream's request failed with `status` (nil: no answer) and the worker's error `code`.
     mutating func streamFailed(status: Int?, code: String?, mapper: CodexWorkerEventMapper) -> [Action] {
         cursor = mapper.lastSeq(of: job) ?? cursor

@@ -286,3 +286,12 @@ import TetherStreaming
         #expect(retry.failed(down, doing: "x", lastSeq: nil, at: .now, using: &random) == .stop)
     }
 }
+
+extension CodexWorkerStreamMachine {
+    /// What one network read brought, decoded, in order, fed as the follower feeds it: `receive`
+    /// each element, then `endOfBatch`.
+    fileprivate mutating func receive(_ batch: [Decoded], endpoint: String, mapper: inout CodexWorkerEventMapper) -> [Action] {
+        for element in batch { receive(element, endpoint: endpoint, mapper: &mapper) }
+        return endOfBatch(mapper: &mapper)
+    }
+}
