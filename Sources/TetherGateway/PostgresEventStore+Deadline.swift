@@ -14,9 +14,25 @@ extension PostgresEventStore {
         try await bounded { try await self.client.withConnection(body) }
     }
 
-    /// The pool's `withTransaction`, bounded.
+    /// The pool's `withTransaction`, bounded. A transaction given up on must not commit later,
+    /// behind its caller's back and after the caller's next one (the log's order): its
+    /// connection is closed, and the server rolls it back (a COMMIT already sent may still
+    /// land, before anything that waits on its locks).
     func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await bounded { try await self.client.withTransaction(logger: self.logger) { connection in try await body(connection) } }
+        let running = RunningTransaction()
+        do {
+            return try await bounded {
+                defer { running.ended() }
+                return try await self.client.withTransaction(logger: self.logger) { connection in
+                    // Given up on while it began: it rolls back rather than run.
+                    guard running.began(on: connection) else { throw CancellationError() }
+                    return try await body(connection)
+                }
+            }
+        } catch {
+            if let connection = running.givenUp() { try? await connection.close() }
+            throw error
+        }
     }
 
     /// One statement on a pooled connection, bounded.
@@ -97,6 +113,33 @@ private final class FirstAnswer<T: Sendable>: Sendable {
         guard let (continuation, running) = taken else { return }
         continuation.resume(with: result)
         for task in running { task.cancel() }
+    }
+}
+
+/// The connection a bounded transaction runs on, while it runs: whoever comes first — the
+/// transaction ending, or its caller giving up on it — takes it, so a connection back in the
+/// pool (and perhaps lent again) is never closed.
+private final class RunningTransaction: Sendable {
+    private let connection = Mutex<(held: PostgresConnection?, done: Bool)>((nil, false))
+
+    /// False when the caller gave up on the transaction already.
+    func began(on connection: PostgresConnection) -> Bool {
+        self.connection.withLock { state in
+            if !state.done { state.held = connection }
+            return !state.done
+        }
+    }
+
+    func ended() {
+        connection.withLock { $0 = (nil, true) }
+    }
+
+    /// The connection of a transaction still running, once: it is the caller's to close.
+    func givenUp() -> PostgresConnection? {
+        connection.withLock { state in
+            defer { state = (nil, true) }
+            return state.held
+        }
     }
 }
 
