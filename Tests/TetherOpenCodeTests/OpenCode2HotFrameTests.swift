@@ -79,6 +79,34 @@ import TetherTestSupport
         #expect(all.contains { $0.type == .turnCompleted })
     }
 
+    /// The stream machine takes a delta read straight as it takes the same frame decoded whole:
+    /// the same events, and its `created` moves the clock a reconnect looks back from.
+    @Test func theMachineTakesAReadDeltaAsTheDecodedFrame() throws {
+        let frame = Array(Self.delta("Hel").utf8)
+        let hot = try #require(OpenCode2HotFrame.read(frame))
+        let wire = try OpenCode2WireDecoder.decode(frame, keepingRaw: false)
+        let connected = try OpenCode2Tests.connected()
+        func machine() -> OpenCode2StreamMachine {
+            OpenCode2StreamMachine(request: EventsRequest(follow: true), configuration: .init(endpoint: "http://oc"))
+        }
+        var read = machine()
+        var whole = machine()
+        _ = read.receive(connected)
+        _ = whole.receive(connected)
+        let readActions = read.receive(hot)
+        let wholeActions = whole.receive(wire)
+        guard case .emit(let readEvents) = readActions.first, case .emit(let wholeEvents) = wholeActions.first else {
+            Issue.record("a delta emitted nothing: \(readActions), \(wholeActions)")
+            return
+        }
+        #expect(readEvents.stamped(at: 0) == wholeEvents.stamped(at: 0))
+        #expect(readActions.count == wholeActions.count)
+        _ = read.receive(connected)
+        _ = whole.receive(connected)
+        #expect(read.createdWhileAway == 1_765_100_000_000)
+        #expect(read.createdWhileAway == whole.createdWhileAway)
+    }
+
     /// Each delta frame with bytes changed at random: whatever the hot path still reads, the
     /// decoder reads the same way (a mini fuzzer, replayable from its seed).
     @Test(arguments: [UInt64(1), 2, 3]) func changedBytesReadTheSameOrFallBack(seed: UInt64) {
