@@ -113,7 +113,10 @@ import TetherStreaming
                                   lost: { lostCalls.withLock { $0 += 1 } })
             try await PostgresEventStore.$heldLease.withValue(lease) {
                 #expect(try await store.append([EventStreamTests.delta("held")]).first??.seq == 1)
-                _ = try await other.first(Bool.self, "SELECT pg_terminate_backend(\(lease.holder))")
+                // With a timeout, it returns once the backend has exited and so let the lock go;
+                // without one, only once it was signalled, and a check could still see the lock.
+                let ended = try await other.first(Bool.self, "SELECT pg_terminate_backend(\(lease.holder), 10000)")
+                #expect(ended == true)
                 await #expect(throws: LeaseLost.self) { try await store.append([EventStreamTests.delta("lost")]) }
             }
         }
